@@ -1,0 +1,77 @@
+#include "program_ir/block.h"
+
+#include <algorithm>
+
+namespace ctp {
+
+Block::Block(const Block& other)
+    : idx(other.idx), parent_idx(other.parent_idx),
+      forward_block_idx(other.forward_block_idx),
+      unknown_fields(other.unknown_fields), vars_(other.vars_), ops_(other.ops_) {
+  rebuild_index();
+}
+
+Block& Block::operator=(const Block& other) {
+  if (this != &other) {
+    Block copy(other);
+    *this = std::move(copy);
+  }
+  return *this;
+}
+
+void Block::rebuild_index() {
+  var_index_.clear();
+  var_index_.reserve(vars_.size());
+  for (auto it = vars_.begin(); it != vars_.end(); ++it) var_index_.emplace(it->name, it);
+}
+
+Var& Block::add_var(Var var) {
+  if (var_index_.count(var.name))
+    throw Error("block " + std::to_string(idx) + ": var '" + var.name +
+                "' is declared twice");
+  auto it = vars_.insert(vars_.end(), std::move(var));
+  var_index_.emplace(it->name, it);
+  return *it;
+}
+
+Var& Block::get_or_add_var(Var var) {
+  if (Var* existing = find_var(var.name)) return *existing;
+  return add_var(std::move(var));
+}
+
+Var* Block::find_var(std::string_view name) {
+  auto it = var_index_.find(name);
+  return it == var_index_.end() ? nullptr : &*it->second;
+}
+
+const Var* Block::find_var(std::string_view name) const {
+  auto it = var_index_.find(name);
+  return it == var_index_.end() ? nullptr : &*it->second;
+}
+
+Var& Block::var(std::string_view name) {
+  if (Var* v = find_var(name)) return *v;
+  throw Error("block " + std::to_string(idx) + ": var '" + std::string(name) +
+              "' is not declared");
+}
+
+const Var& Block::var(std::string_view name) const {
+  return const_cast<Block*>(this)->var(name);
+}
+
+bool Block::remove_var(std::string_view name) {
+  auto it = var_index_.find(name);
+  if (it == var_index_.end()) return false;
+  vars_.erase(it->second);
+  var_index_.erase(it);
+  return true;
+}
+
+bool Block::operator==(const Block& other) const {
+  return idx == other.idx && parent_idx == other.parent_idx &&
+         forward_block_idx == other.forward_block_idx &&
+         unknown_fields == other.unknown_fields && vars_ == other.vars_ &&
+         ops_ == other.ops_;
+}
+
+}  // namespace ctp

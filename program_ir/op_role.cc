@@ -1,0 +1,47 @@
+#include "program_ir/op_role.h"
+
+namespace ctp {
+
+std::optional<int64_t> get_op_role(const Op& op) {
+  const Attribute* a = op.attr(kOpRoleAttr);
+  if (!a) return std::nullopt;
+  return a->as_int64();
+}
+
+bool is_backward_op(const Op& op) {
+  auto role = get_op_role(op);
+  return role && (*role & op_role::kBackward);
+}
+
+bool is_optimizer_op(const Op& op) {
+  auto role = get_op_role(op);
+  return role && (*role & op_role::kOptimize);
+}
+
+bool is_loss_grad_op(const Op& op) {
+  auto role = get_op_role(op);
+  return role && (*role & op_role::kBackward) && (*role & op_role::kLoss);
+}
+
+bool is_update_op(const Op& op) {
+  return op.has_input("Param") && op.has_input("Grad") && op.has_input("LearningRate");
+}
+
+std::vector<ParamGrad> param_grad_pairs(const Op& op) {
+  const Attribute* a = op.attr(kOpRoleVarAttr);
+  if (!a) return {};
+  if (a->type() != AttrType::STRINGS)
+    throw Error("op '" + op.type + "': attribute op_role_var has type " +
+                std::string(to_string(a->type())) + ", expected STRINGS");
+  const auto& names = a->get<std::vector<std::string>>();
+  if (names.size() % 2 != 0)
+    throw Error("op '" + op.type + "': op_role_var has odd length " +
+                std::to_string(names.size()) +
+                "; it must list pairs of param and grad");
+  std::vector<ParamGrad> pairs;
+  pairs.reserve(names.size() / 2);
+  for (std::size_t i = 0; i < names.size(); i += 2) pairs.push_back({names[i], names[i + 1]});
+  return pairs;
+}
+
+}  // namespace ctp

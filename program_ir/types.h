@@ -1,0 +1,37 @@
+// Enumerations of Paddle's framework.proto: variable types, data types and
+// attribute types, with their wire numbers and the names used in JSON/text.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace ctp {
+
+// VarType.Type: both the kind of a variable and the element type of a tensor.
+enum class VarKind : int32_t {
+  BOOL = 0, INT16 = 1, INT32 = 2, INT64 = 3, FP16 = 4, FP32 = 5, FP64 = 6,
+  LOD_TENSOR = 7, SELECTED_ROWS = 8, FEED_MINIBATCH = 9, FETCH_LIST = 10,
+  STEP_SCOPES = 11, LOD_RANK_TABLE = 12, LOD_TENSOR_ARRAY = 13, PLACE_LIST = 14,
+  READER = 15, FETCH_VAR_LIST = 16, RAW = 17, TUPLE = 18, SIZE_T = 19,
+  UINT8 = 20, INT8 = 21, BF16 = 22, COMPLEX64 = 23, COMPLEX128 = 24,
+};
+// Element types share the VarType.Type numbering.
+using DataType = VarKind;
+
+enum class AttrType : int32_t {
+  INT = 0, FLOAT = 1, STRING = 2, INTS = 3, FLOATS = 4, STRINGS = 5,
+  BOOLEAN = 6, BOOLEANS = 7, BLOCK = 8, LONG = 9, BLOCKS = 10, LONGS = 11,
+  FLOAT64S = 12, VAR = 13, VARS = 14, FLOAT64 = 15, SCALAR = 16, SCALARS = 17,
+};
+
+std::string_view to_string(VarKind kind);
+std::string_view to_string(AttrType type);
+std::optional<VarKind> var_kind_from_string(std::string_view name);
+std::optional<AttrType> attr_type_from_string(std::string_view name);
+bool is_valid_var_kind(int32_t value);
+bool is_valid_attr_type(int32_t value);
+// Size in bytes of one element, or 0 for kinds that are not element types.
+std::size_t element_size(DataType dtype);
+
+}  // namespace ctp

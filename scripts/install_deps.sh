@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ctp builds against, skipping those already present.
+set -euo pipefail
+packages=(libprotobuf-dev protobuf-compiler libfmt-dev nlohmann-json3-dev libgtest-dev
+          libgmock-dev libcli11-dev libgloo-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  echo "ctp: installing ${missing[*]}"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
