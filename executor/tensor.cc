@@ -1,0 +1,90 @@
+#include "executor/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace ctp {
+namespace {
+
+class CpuBuffer final : public Buffer {
+ public:
+  explicit CpuBuffer(std::size_t bytes) : size_(bytes) {
+    // aligned_alloc needs a size that is a multiple of the alignment.
+    std::size_t rounded = (bytes + 63) / 64 * 64;
+    data_ = rounded ? std::aligned_alloc(64, rounded) : nullptr;
+    if (rounded && !data_) throw std::bad_alloc();
+    if (data_) std::memset(data_, 0, rounded);
+  }
+  ~CpuBuffer() override { std::free(data_); }
+  void* data() override { return data_; }
+  std::size_t size() const override { return size_; }
+  Device device() const override { return Device{}; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t size_;
+};
+
+int64_t count(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw Error("tensor shape has an unknown (negative) dimension");
+    n *= d;
+  }
+  return n;
+}
+
+}  // namespace
+
+std::string Device::to_string() const {
+  return kind == DeviceKind::CPU ? "cpu" : "gpu:" + std::to_string(index);
+}
+
+std::shared_ptr<Buffer> allocate_cpu_buffer(std::size_t bytes) {
+  return std::make_shared<CpuBuffer>(bytes);
+}
+
+Tensor::Tensor(DataType dtype, std::vector<int64_t> shape)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  buffer_ = allocate_cpu_buffer(static_cast<std::size_t>(count(shape_)) * element_size(dtype_));
+}
+
+Tensor Tensor::view(std::shared_ptr<Buffer> buffer, std::size_t bytes_offset,
+                    DataType dtype, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  if (bytes_offset + t.bytes() > buffer->size())
+    throw Error("tensor view of " + std::to_string(t.bytes()) + " bytes at offset " +
+                std::to_string(bytes_offset) + " overruns a buffer of " +
+                std::to_string(buffer->size()) + " bytes");
+  t.buffer_ = std::move(buffer);
+  t.offset_ = bytes_offset;
+  return t;
+}
+
+int64_t Tensor::numel() const { return count(shape_); }
+
+Device Tensor::device() const { return buffer_ ? buffer_->device() : Device{}; }
+
+void* Tensor::raw_data() {
+  if (!buffer_) throw Error("tensor is not initialized");
+  return static_cast<char*>(buffer_->data()) + offset_;
+}
+
+const void* Tensor::raw_data() const { return const_cast<Tensor*>(this)->raw_data(); }
+
+void Tensor::reshape(std::vector<int64_t> shape) {
+  if (count(shape) != numel())
+    throw Error("cannot reshape a tensor of " + std::to_string(numel()) +
+                " elements to " + std::to_string(count(shape)));
+  shape_ = std::move(shape);
+}
+
+void Tensor::resize(DataType dtype, std::vector<int64_t> shape) {
+  if (buffer_ && dtype == dtype_ && shape == shape_) return;
+  *this = Tensor(dtype, std::move(shape));
+}
+
+}  // namespace ctp

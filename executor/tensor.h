@@ -1,0 +1,102 @@
+// A dense tensor: element type, shape and a view into a reference-counted
+// buffer. Several tensors may view one buffer (coalesce_tensor makes each
+// gradient a view into its FusedOutput), so writes through one are seen by all.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "program_ir/error.h"
+#include "program_ir/types.h"
+
+namespace ctp {
+
+enum class DeviceKind { CPU, CUDA };
+
+struct Device {
+  DeviceKind kind = DeviceKind::CPU;
+  int index = 0;  // GPU ordinal for CUDA
+  bool operator==(const Device&) const = default;
+  std::string to_string() const;
+};
+
+// Raw memory on one device. CPU buffers are 64-byte aligned; device buffers
+// come from the backend that allocated them (executor/cuda).
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual void* data() = 0;
+  virtual std::size_t size() const = 0;
+  virtual Device device() const = 0;
+};
+
+std::shared_ptr<Buffer> allocate_cpu_buffer(std::size_t bytes);
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Allocates a zero-filled CPU tensor.
+  Tensor(DataType dtype, std::vector<int64_t> shape);
+  // A view of `bytes_offset` into `buffer`; the buffer must be large enough.
+  static Tensor view(std::shared_ptr<Buffer> buffer, std::size_t bytes_offset,
+                     DataType dtype, std::vector<int64_t> shape);
+
+  bool initialized() const { return buffer_ != nullptr; }
+  DataType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int64_t numel() const;
+  std::size_t bytes() const { return static_cast<std::size_t>(numel()) * element_size(dtype_); }
+  Device device() const;
+  const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
+  std::size_t offset() const { return offset_; }
+
+  void* raw_data();
+  const void* raw_data() const;
+  // Typed access; throws ctp::Error when T does not match the dtype.
+  template <typename T>
+  T* data();
+  template <typename T>
+  const T* data() const;
+
+  // Changes the shape keeping the element count (throws otherwise).
+  void reshape(std::vector<int64_t> shape);
+  // Reallocates (on CPU) when dtype or shape differ; keeps the buffer otherwise.
+  void resize(DataType dtype, std::vector<int64_t> shape);
+  // Whether this tensor shares memory with `other`.
+  bool shares_buffer_with(const Tensor& other) const { return buffer_ && buffer_ == other.buffer_; }
+
+ private:
+  DataType dtype_ = DataType::FP32;
+  std::vector<int64_t> shape_;
+  std::shared_ptr<Buffer> buffer_;
+  std::size_t offset_ = 0;
+};
+
+// The DataType that matches a C++ element type.
+template <typename T>
+constexpr DataType data_type_of();
+template <> constexpr DataType data_type_of<float>() { return DataType::FP32; }
+template <> constexpr DataType data_type_of<double>() { return DataType::FP64; }
+template <> constexpr DataType data_type_of<int32_t>() { return DataType::INT32; }
+template <> constexpr DataType data_type_of<int64_t>() { return DataType::INT64; }
+template <> constexpr DataType data_type_of<bool>() { return DataType::BOOL; }
+template <> constexpr DataType data_type_of<uint16_t>() { return DataType::FP16; }  // raw 16-bit storage
+template <> constexpr DataType data_type_of<uint8_t>() { return DataType::UINT8; }
+
+template <typename T>
+T* Tensor::data() {
+  if (data_type_of<T>() != dtype_ &&
+      !(sizeof(T) == 2 && (dtype_ == DataType::FP16 || dtype_ == DataType::BF16)))
+    throw Error("tensor of dtype " + std::string(to_string(dtype_)) +
+                " accessed as " + std::string(to_string(data_type_of<T>())));
+  return static_cast<T*>(raw_data());
+}
+
+template <typename T>
+const T* Tensor::data() const {
+  return const_cast<Tensor*>(this)->data<T>();
+}
+
+}  // namespace ctp

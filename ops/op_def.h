@@ -1,0 +1,62 @@
+// What the op registry knows of one op type: its input and output slots, its
+// attributes with their types and defaults, and its shape/dtype inference.
+// Kernels live apart (ops/kernel registry, one per device), so the transpilers
+// and `ctp verify` need no kernels.
+#pragma once
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "program_ir/attribute.h"
+#include "program_ir/block.h"
+
+namespace ctp {
+
+struct SlotDef {
+  std::string name;
+  bool duplicable = false;   // takes a list of vars
+  bool dispensable = false;  // may be absent or empty
+};
+
+struct AttrDef {
+  std::string name;
+  AttrType type = AttrType::INT;
+  std::optional<Attribute> default_value;  // nullopt: the attribute is required
+};
+
+// Sets the shape and dtype of the op's output vars in `block` from its inputs
+// and attributes; throws ctp::Error naming the op and var when they disagree.
+using InferShapeFn = std::function<void(const Op& op, Block& block)>;
+
+struct OpDef {
+  std::string type;
+  std::vector<SlotDef> inputs;
+  std::vector<SlotDef> outputs;
+  std::vector<AttrDef> attrs;
+  InferShapeFn infer_shape;  // may be empty
+
+  const AttrDef* find_attr(std::string_view name) const;
+  const SlotDef* find_input(std::string_view name) const;
+  const SlotDef* find_output(std::string_view name) const;
+};
+
+class OpRegistry {
+ public:
+  // The process-wide registry every op definition adds itself to.
+  static OpRegistry& global();
+  void add(OpDef def);  // throws on a duplicate type
+  const OpDef* find(std::string_view type) const;
+  std::vector<std::string> types() const;
+  // Attributes Paddle may put on any op (op_role, op_role_var, op_namescope,
+  // op_callstack, op_device, with_quant_attr): accepted everywhere.
+  static const AttrDef* common_attr(std::string_view name);
+  // The attribute's declared type on that op, the common attributes included.
+  const AttrDef* find_attr(std::string_view type, std::string_view attr) const;
+
+ private:
+  std::vector<OpDef> defs_;  // small; a linear scan over a sorted index would do too
+};
+
+}  // namespace ctp
