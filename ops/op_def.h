@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "program_ir/attribute.h"
@@ -56,7 +57,7 @@ class OpRegistry {
   const AttrDef* find_attr(std::string_view type, std::string_view attr) const;
 
  private:
-  std::vector<OpDef> defs_;  // small; a linear scan over a sorted index would do too
+  std::unordered_map<std::string, OpDef> defs_;
 };
 
 }  // namespace ctp
