@@ -1,1 +1,45 @@
-int main() { return 0; }
+// The `ctp` command line: ctp <subcommand> ...; see `ctp --help`.
+#include <iostream>
+
+#include "program_ir/error.h"
+#include "tools/command.h"
+
+namespace ctp::cli {
+
+std::vector<CommandSetup>& command_setups() {
+  static std::vector<CommandSetup> setups;
+  return setups;
+}
+
+}  // namespace ctp::cli
+
+int main(int argc, char** argv) {
+  using namespace ctp::cli;
+  CLI::App app{"ctp: the collective transpiler. Rewrites static training programs for "
+               "data-parallel training and runs them on Gloo (CPU) or NCCL (GPU)."};
+  app.set_version_flag("--version", std::string("ctp ") + CTP_VERSION);
+  app.require_subcommand(1);
+  for (const CommandSetup& setup : command_setups()) setup(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "ctp: usage error: " << e.what() << "\n(run 'ctp --help' for usage)\n";
+    return kExitUsage;
+  } catch (const UsageError& e) {
+    std::cerr << "ctp: usage error: " << e.what() << "\n";
+    return kExitUsage;
+  } catch (const ctp::Error& e) {
+    std::cerr << "ctp: error: " << e.what() << "\n";
+    return kExitError;
+  } catch (const std::exception& e) {
+    std::cerr << "ctp: error: " << e.what() << "\n";
+    return kExitError;
+  }
+  return 0;
+}
