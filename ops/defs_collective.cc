@@ -8,6 +8,8 @@ namespace {
 void infer_allgather(InferContext& ctx) {
   const Var& x = ctx.input("X");
   const int64_t nranks = ctx.int_attr("nranks");
+  // Paddle asks for >= 2; one rank is allowed here so that a program
+  // transpiled for a single worker still infers.
   if (nranks < 1) ctx.fail("nranks is " + std::to_string(nranks) + ", must be >= 1");
   // A 0-D input gathers into a vector (Paddle stacks rather than concatenates).
   Shape out = x.shape.empty() ? Shape{nranks} : x.shape;

@@ -12,15 +12,21 @@ constexpr int32_t kFP32 = static_cast<int32_t>(DataType::FP32);
 // boundaries (Paddle's GPU allocator granularity, which ctp uses everywhere).
 constexpr int64_t kDefaultAlignBytes = 256;
 
-// The shape an initializer writes: its ShapeTensorList (values unknown until
-// run time) or its `shape` attribute; nullopt when a ShapeTensor decides it.
+// The shape an initializer writes, as Paddle infers it before run time: a
+// ShapeTensorList gives the rank (dims unknown); a ShapeTensor gives the rank
+// through its element count unless the `shape` attribute is set; otherwise
+// the `shape` attribute. nullopt when not even the rank is known yet.
 std::optional<Shape> initializer_shape(const InferContext& ctx) {
   if (ctx.has_input("ShapeTensorList"))
     return Shape(ctx.input_count("ShapeTensorList"), -1);
-  if (ctx.has_input("ShapeTensor")) return std::nullopt;
   Shape shape = ctx.ints_attr("shape");
   for (int64_t d : shape)
     if (d < -1) ctx.fail("attribute 'shape' " + shape_to_string(shape) + " has a negative dim");
+  if (ctx.has_input("ShapeTensor") && shape.empty()) {
+    const int64_t rank = ctx.input("ShapeTensor").numel();
+    if (rank < 0) return std::nullopt;
+    return Shape(static_cast<std::size_t>(rank), -1);
+  }
   return shape;
 }
 
@@ -29,8 +35,7 @@ void infer_initializer(InferContext& ctx) {
   if (auto shape = initializer_shape(ctx)) {
     ctx.set_output("Out", *shape, dtype);
   } else {
-    // A ShapeTensor gives rank and dims at run time: keep the declared shape.
-    ctx.set_output_dtype("Out", dtype);
+    ctx.set_output_dtype("Out", dtype);  // the declared shape is all there is
   }
 }
 

@@ -133,11 +133,22 @@ TEST(OpDefs, Initializers) {
            {{"dtype", Attribute(int32_t{6})}}));
   EXPECT_EQ(t.shape("c"), (Shape{-1, -1}));
   EXPECT_EQ(t.dtype("c"), DataType::FP64);
-  t.var("shape", {2}, DataType::INT64).var("d", {7, 7});
-  t.run(op("fill_constant", {{"ShapeTensor", {"shape"}}}, {{"Out", {"d"}}},
+  // A ShapeTensor of 3 elements: rank 3, dims known at run time, unless the
+  // shape attribute is set; a ShapeTensor of unknown size keeps the declaration.
+  t.var("shape3", {3}, DataType::INT64).var("shape_any", {-1}, DataType::INT64);
+  t.var("d", {7, 7});
+  t.run(op("fill_constant", {{"ShapeTensor", {"shape3"}}}, {{"Out", {"d"}}},
            {{"dtype", Attribute(int32_t{2})}}));
-  EXPECT_EQ(t.shape("d"), (Shape{7, 7}));
+  EXPECT_EQ(t.shape("d"), (Shape{-1, -1, -1}));
   EXPECT_EQ(t.dtype("d"), DataType::INT32);
+  t.run(op("uniform_random", {{"ShapeTensor", {"shape3"}}}, {{"Out", {"d"}}},
+           {{"shape", Attribute(std::vector<int64_t>{4, 5, 6})}}));
+  EXPECT_EQ(t.shape("d"), (Shape{4, 5, 6}));
+  t.var("kept", {7, 7});
+  t.run(op("fill_constant", {{"ShapeTensor", {"shape_any"}}}, {{"Out", {"kept"}}},
+           {{"dtype", Attribute(int32_t{3})}}));
+  EXPECT_EQ(t.shape("kept"), (Shape{7, 7}));
+  EXPECT_EQ(t.dtype("kept"), DataType::INT64);
   EXPECT_EQ(t.error(op("gaussian_random", {}, {{"Out", {"e"}}},
                        {{"dtype", Attribute(int32_t{7})}})),
             "op 'gaussian_random': attribute 'dtype' is 7, which is not a tensor element type");
