@@ -116,8 +116,9 @@ class ProgramSax {
     if (auto at = detail.find("column "); at != std::string::npos)
       if (auto colon = detail.find(": ", at); colon != std::string::npos)
         detail = detail.substr(colon + 2);
+    // `position` counts the characters read, the offending one included.
     std::size_t line = 1, column = 1;
-    const std::size_t end = std::min(position, text_.size());
+    const std::size_t end = std::min(position > 0 ? position - 1 : 0, text_.size());
     for (std::size_t i = 0; i < end; ++i) {
       if (text_[i] == '\n') {
         ++line;
@@ -200,7 +201,7 @@ class ProgramSax {
 
   void finish_element() {
     const Frame& list = frames_.back();
-    const long block_index = static_cast<long>(frames_[frames_.size() - 2].count) - 1;
+    const long block_index = static_cast<long>(frames_[1].count) - 1;  // [Root, Blocks, ...]
     const long index = static_cast<long>(list.count) - 1;
     JPath root;
     JPath blocks = root.member("blocks");

@@ -104,6 +104,13 @@ Reader nested(Reader& r, const Tag& tag, std::size_t start, const char* name) {
   return Reader(payload, r.last_payload_offset());
 }
 
+// The same, with truncation and the like reported at the nested message's
+// own place (the op, the var) rather than its parent's.
+Reader nested_at(Reader& r, const Tag& tag, std::size_t start, const char* name,
+                 const Place& child) {
+  return guarded(child, [&] { return nested(r, tag, start, name); });
+}
+
 // Repeated numbers arrive unpacked (one field per element) or packed.
 template <typename T, typename ReadOne>
 void read_repeated(Reader& r, const Tag& tag, std::size_t start, const char* name,
@@ -252,12 +259,12 @@ Var parse_var(Reader r, Place place) {
     for_each_field(scan, [&](const Tag& tag, std::size_t start) {
       if (tag.field == fl::var::kName) {
         var.name = read_bytes_field(scan, tag, start, "name");
+        place.var_name = var.name;
         has_name = true;
       } else {
         scan.skip_field(tag, start);
       }
     });
-    if (has_name) place.var_name = var.name;
     long attr_index = 0;
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
@@ -281,7 +288,7 @@ Var parse_var(Reader r, Place place) {
         case fl::var::kAttrs: {
           Place attr_place = place;
           attr_place.attr = attr_index++;
-          VarAttr attr = parse_var_attr(nested(r, tag, start, "attrs"), attr_place);
+          VarAttr attr = parse_var_attr(nested_at(r, tag, start, "attrs", attr_place), attr_place);
           // ctp models is_distributed itself (see var.h).
           if (attr.name == "is_distributed" &&
               (attr.type == AttrType::BOOLEAN || attr.type == AttrType::INT))
@@ -404,6 +411,7 @@ NamedAttribute parse_op_attr(Reader r, Place place) {
     for_each_field(scan, [&](const Tag& tag, std::size_t start) {
       if (tag.field == fl::op_attr::kName) {
         name = read_bytes_field(scan, tag, start, "name");
+        place.attr_name = name;
         has_name = true;
       } else if (tag.field == fl::op_attr::kType) {
         raw_type = read_varint_field(scan, tag, start, "type");
@@ -412,7 +420,6 @@ NamedAttribute parse_op_attr(Reader r, Place place) {
       }
     });
     if (!has_name) fail(place, "OpDesc.Attr has no name (field 1)");
-    place.attr_name = name;
     if (!raw_type) fail(place, "OpDesc.Attr has no type (field 2)");
     const AttrType type = read_attr_type(*raw_type, place);
     const fl::AttrValueField vf = fl::attr_value_field(type);
@@ -447,12 +454,12 @@ Op parse_op(Reader r, Place place) {
     for_each_field(scan, [&](const Tag& tag, std::size_t start) {
       if (tag.field == fl::op::kType) {
         op.type = read_bytes_field(scan, tag, start, "type");
+        place.op_type = op.type;
         has_type = true;
       } else {
         scan.skip_field(tag, start);
       }
     });
-    if (has_type) place.op_type = op.type;
     long inputs = 0, outputs = 0, attrs = 0;
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
@@ -462,7 +469,8 @@ Op parse_op(Reader r, Place place) {
           Place slot_place = place;
           slot_place.slot_side = is_input ? "input" : "output";
           slot_place.slot = is_input ? inputs++ : outputs++;
-          Slot slot = parse_slot(nested(r, tag, start, slot_place.slot_side), slot_place);
+          Slot slot =
+              parse_slot(nested_at(r, tag, start, slot_place.slot_side, slot_place), slot_place);
           (is_input ? op.inputs : op.outputs).push_back(std::move(slot));
           break;
         }
@@ -470,7 +478,8 @@ Op parse_op(Reader r, Place place) {
         case fl::op::kAttrs: {
           Place attr_place = place;
           attr_place.attr = attrs++;
-          op.attrs.push_back(parse_op_attr(nested(r, tag, start, "attrs"), attr_place));
+          op.attrs.push_back(
+              parse_op_attr(nested_at(r, tag, start, "attrs", attr_place), attr_place));
           break;
         }
         case fl::op::kIsTarget:
@@ -504,7 +513,7 @@ Block parse_block(Reader r, Place place) {
         case fl::block::kVars: {
           Place var_place = place;
           var_place.var = var_index++;
-          Var var = parse_var(nested(r, tag, start, "vars"), var_place);
+          Var var = parse_var(nested_at(r, tag, start, "vars", var_place), var_place);
           if (block.has_var(var.name)) {
             var_place.var_name = var.name;
             fail(var_place, "declared twice in the block");
@@ -515,7 +524,7 @@ Block parse_block(Reader r, Place place) {
         case fl::block::kOps: {
           Place op_place = place;
           op_place.op = op_index++;
-          block.append_op(parse_op(nested(r, tag, start, "ops"), op_place));
+          block.append_op(parse_op(nested_at(r, tag, start, "ops", op_place), op_place));
           break;
         }
         case fl::block::kForwardBlockIdx:
@@ -593,7 +602,8 @@ Program parse_program_proto(std::string_view bytes, const std::string& source) {
         case fl::program::kBlocks: {
           Place block_place = place;
           block_place.block = static_cast<long>(program.blocks.size());
-          program.blocks.push_back(parse_block(nested(r, tag, start, "blocks"), block_place));
+          program.blocks.push_back(
+              parse_block(nested_at(r, tag, start, "blocks", block_place), block_place));
           break;
         }
         case fl::program::kOpCompatibleMap: {

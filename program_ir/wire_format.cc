@@ -71,10 +71,11 @@ uint64_t Reader::read_fixed64() {
 }
 
 std::string_view Reader::read_bytes() {
+  const std::size_t length_at = offset();
   uint64_t length = read_varint();
   if (length > remaining())
-    fail("truncated: length " + std::to_string(length) + " exceeds the " +
-         std::to_string(remaining()) + " bytes left");
+    throw WireFault(length_at, "truncated: length " + std::to_string(length) + " exceeds the " +
+                                   std::to_string(remaining()) + " bytes left");
   last_payload_offset_ = offset();
   std::string_view payload = bytes_.substr(pos_, static_cast<std::size_t>(length));
   pos_ += static_cast<std::size_t>(length);

@@ -49,8 +49,8 @@ class Reader {
   uint64_t read_varint();
   uint32_t read_fixed32();
   uint64_t read_fixed64();
-  // The payload of a length-delimited field; its offset is `offset()` before
-  // the call plus the length prefix, see payload_offset().
+  // The payload of a length-delimited field; last_payload_offset() is where
+  // it starts in the whole input.
   std::string_view read_bytes();
   std::size_t last_payload_offset() const { return last_payload_offset_; }
 
