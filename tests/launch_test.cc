@@ -13,7 +13,6 @@
 #include <chrono>
 #include <functional>
 #include <future>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -86,6 +85,34 @@ bool has(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
 }
 
+// The whole line of `text` that starts with `start`, or "".
+std::string line_starting(const std::string& text, const std::string& start) {
+  std::size_t at = text.rfind("\n" + start);
+  if (at == std::string::npos) {
+    if (text.rfind(start, 0) != 0) return "";
+    at = 0;
+  } else {
+    ++at;
+  }
+  return text.substr(at, text.find('\n', at) - at);
+}
+
+// The value after "key=" up to the next space in `line`.
+std::string field(const std::string& line, const std::string& key) {
+  std::size_t at = line.find(" " + key + "=");
+  if (at == std::string::npos) return "";
+  at += key.size() + 2;
+  return line.substr(at, line.find(' ', at) - at);
+}
+
+// The pid in "started rank R (pid N)", or 0 before that line arrives.
+pid_t started_pid(const std::string& text, int rank) {
+  std::string marker = "started rank " + std::to_string(rank) + " (pid ";
+  std::size_t at = text.find(marker);
+  if (at == std::string::npos || text.find(')', at) == std::string::npos) return 0;
+  return static_cast<pid_t>(std::stol(text.substr(at + marker.size())));
+}
+
 TEST(Launch, WorkersGetTheirVariablesAndPrefixedOutput) {
   CliRun run = run_ctp({"launch", "--nproc", "2", "--timeout", "7", "--", "sh", "-c",
                         "echo \"id=$PADDLE_TRAINER_ID n=$PADDLE_TRAINERS_NUM cur=$PADDLE_CURRENT_ENDPOINT "
@@ -93,13 +120,22 @@ TEST(Launch, WorkersGetTheirVariablesAndPrefixedOutput) {
                         "gpus=$FLAGS_selected_gpus master=$MASTER_ADDR:$MASTER_PORT t=$CTP_COMM_TIMEOUT\"; "
                         "echo to-stderr >&2; printf no-newline"});
   ASSERT_TRUE(run.exited && run.code == 0) << run.output;
-  std::smatch m;
-  std::regex rank0(R"(\[rank 0\] id=0 n=2 cur=(127\.0\.0\.1:\d+) eps=(127\.0\.0\.1:\d+),(127\.0\.0\.1:\d+) rank=0 world=2 local=0 gpus=0 master=127\.0\.0\.1:\d+ t=7)");
-  ASSERT_TRUE(std::regex_search(run.output, m, rank0)) << run.output;
-  EXPECT_EQ(m[1], m[2]);  // rank 0's own endpoint is the first of the list
-  std::string rank1_line = "[rank 1] id=1 n=2 cur=" + m[3].str() + " eps=" + m[2].str() + "," + m[3].str() +
-                           " rank=1 world=2 local=1 gpus=1";
-  EXPECT_TRUE(has(run.output, rank1_line)) << run.output;
+  std::string line0 = line_starting(run.output, "[rank 0] id=0 n=2 cur=");
+  std::string line1 = line_starting(run.output, "[rank 1] id=1 n=2 cur=");
+  ASSERT_FALSE(line0.empty() || line1.empty()) << run.output;
+  std::string ep0 = field(line0, "cur"), ep1 = field(line1, "cur");
+  EXPECT_EQ(ep0.rfind("127.0.0.1:", 0), 0u) << line0;
+  EXPECT_EQ(ep1.rfind("127.0.0.1:", 0), 0u) << line1;
+  EXPECT_NE(ep0, ep1);
+  for (const std::string& line : {line0, line1}) {
+    EXPECT_EQ(field(line, "eps"), ep0 + "," + ep1) << line;
+    EXPECT_EQ(field(line, "world"), "2") << line;
+    EXPECT_EQ(field(line, "master").rfind("127.0.0.1:", 0), 0u) << line;
+    EXPECT_EQ(field(line, "t"), "7") << line;
+  }
+  EXPECT_EQ(field(line0, "rank") + field(line0, "local") + field(line0, "gpus"), "000") << line0;
+  EXPECT_EQ(field(line1, "rank") + field(line1, "local") + field(line1, "gpus"), "111") << line1;
+  EXPECT_EQ(field(line0, "master"), field(line1, "master"));
   EXPECT_TRUE(has(run.output, "[rank 0] to-stderr\n")) << run.output;
   EXPECT_TRUE(has(run.output, "[rank 1] no-newline\n")) << run.output;
 }
@@ -108,10 +144,11 @@ TEST(Launch, FailingWorkerStopsTheOthersAndIsNamed) {
   CliRun run = run_ctp({"launch", "--nproc", "3", "--grace", "1", "--", "sh", "-c",
                         "if [ \"$RANK\" = 1 ]; then sleep 0.3; echo giving up; exit 3; fi; sleep 30"});
   EXPECT_TRUE(run.exited && run.code == 1) << run.output;
-  std::regex first(R"(ctp: error: rank 1 \(pid \d+\) failed first: it exited with code 3; then )"
-                   R"(rank 0 was stopped by the launcher \(signal 15 \(SIGTERM\)\), )"
-                   R"(rank 2 was stopped by the launcher \(signal 15 \(SIGTERM\)\))");
-  EXPECT_TRUE(std::regex_search(run.output, first)) << run.output;
+  std::string error = line_starting(run.output, "ctp: error: rank 1 (pid " +
+                                                std::to_string(started_pid(run.output, 1)) + ")");
+  EXPECT_TRUE(has(error, "failed first: it exited with code 3; then rank 0 was stopped by the launcher "
+                         "(signal 15 (SIGTERM)), rank 2 was stopped by the launcher (signal 15 (SIGTERM))"))
+      << run.output;
   EXPECT_TRUE(has(run.output, "[rank 1] giving up")) << run.output;
   EXPECT_LT(run.seconds, 10.0) << run.output;
 }
@@ -157,14 +194,12 @@ TEST(Launch, KilledWorkerIsNamedBySurvivorsAndLauncher) {
   const double timeout_s = 3;
   pid_t victim = 0;
   std::chrono::steady_clock::time_point killed_at;
-  std::regex started(R"(started rank 1 \(pid (\d+)\))");
   CliRun run = run_ctp(
       {"launch", "--nproc", "3", "--timeout", "3", "--grace", "20", "--", CTP_CLI_PATH, "comm-check",
        "--steps", "100000", "--interval-ms", "10"},
       [&](const std::string& out) {
-        std::smatch m;
-        if (victim == 0 && has(out, "[rank 1] step 5:") && std::regex_search(out, m, started)) {
-          victim = std::stoi(m[1]);
+        if (victim == 0 && has(out, "[rank 1] step 5:") && started_pid(out, 1) != 0) {
+          victim = started_pid(out, 1);
           ::kill(victim, SIGKILL);
           killed_at = std::chrono::steady_clock::now();
         }
@@ -178,10 +213,13 @@ TEST(Launch, KilledWorkerIsNamedBySurvivorsAndLauncher) {
                                   ") failed first: it was killed by signal 9 (SIGKILL); then "
                                   "rank 0 exited with code 1, rank 2 exited with code 1"))
       << run.output;
-  std::regex survivor(R"(\[rank (0|2)\] ctp: error: op 'c_allreduce_sum' .*rank \1 of 3, ring 0 \(gloo\): )"
-                      R"(all_reduce\(sum\) FP32\[1024\]: peer rank 1 \(127\.0\.0\.1:\d+\) died)");
-  auto begin = std::sregex_iterator(run.output.begin(), run.output.end(), survivor);
-  EXPECT_EQ(std::distance(begin, std::sregex_iterator()), 2) << run.output;
+  for (int r : {0, 2}) {
+    std::string error = line_starting(run.output, "[rank " + std::to_string(r) +
+                                                      "] ctp: error: op 'c_allreduce_sum'");
+    EXPECT_TRUE(has(error, "rank " + std::to_string(r) + " of 3, ring 0 (gloo): all_reduce(sum) "
+                           "FP32[1024]: peer rank 1 (127.0.0.1:")) << run.output;
+    EXPECT_TRUE(has(error, ") died")) << run.output;
+  }
   // The survivors ended on their own (not stopped by the launcher), in time.
   EXPECT_LT(after_kill, timeout_s + 2.0) << run.output;
 }
