@@ -16,7 +16,7 @@ constexpr std::string_view kAddressMagic = "ctp-store/1";
 constexpr std::size_t kMaxRequestBytes = 64u << 20;  // gloo addresses are tiny; bound hostile input
 constexpr auto kIdleWait = std::chrono::hours(24);
 
-enum Command : char { kHello = 'H', kSet = 'S', kGet = 'G', kLost = 'D', kBye = 'B' };
+enum Command : char { kHello = 'H', kSet = 'S', kGet = 'G', kLost = 'D', kDeparted = 'L', kBye = 'B' };
 enum Reply : char { kOk = 'O', kFound = 'F', kNotFound = 'N', kRefused = 'E' };
 
 void put_u32(std::string& out, uint32_t v) {
@@ -128,6 +128,11 @@ std::vector<LostPeer> StoreServer::lost_peers() const {
   return lost_;
 }
 
+std::vector<LostPeer> StoreServer::departed_peers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return departed_;
+}
+
 void StoreServer::accept_loop() {
   while (!stopping_) {
     pollfd fds[2] = {{listener_.fd(), POLLIN, 0}, {wake_pipe_[0], POLLIN, 0}};
@@ -171,6 +176,7 @@ void StoreServer::serve(Connection* conn) {
   }
   std::lock_guard<std::mutex> lock(mu_);
   if (rank >= 0 && !said_bye && !stopping_) lost_.push_back(LostPeer{rank, label});
+  if (rank >= 0 && said_bye) departed_.push_back(LostPeer{rank, label});
   (void)broken;
   conn->finished = true;
 }
@@ -211,13 +217,16 @@ std::string StoreServer::handle(const std::string& request, int* rank, std::stri
       break;
     }
     case kLost:
+    case kDeparted: {
+      const std::vector<LostPeer>& peers = cmd == kLost ? lost_ : departed_;
       reply.push_back(kOk);
-      put_u32(reply, static_cast<uint32_t>(lost_.size()));
-      for (const LostPeer& p : lost_) {
+      put_u32(reply, static_cast<uint32_t>(peers.size()));
+      for (const LostPeer& p : peers) {
         put_u32(reply, static_cast<uint32_t>(p.rank));
         put_str(reply, p.label);
       }
       break;
+    }
     case kBye:
       *said_bye = true;
       reply.push_back(kOk);
@@ -330,8 +339,11 @@ void StoreClient::wait(const std::vector<std::string>& keys, std::chrono::millis
   }
 }
 
-std::vector<LostPeer> StoreClient::lost_peers() {
-  std::string reply = call(std::string(1, kLost));
+std::vector<LostPeer> StoreClient::lost_peers() { return peers(kLost); }
+std::vector<LostPeer> StoreClient::departed_peers() { return peers(kDeparted); }
+
+std::vector<LostPeer> StoreClient::peers(char command) {
+  std::string reply = call(std::string(1, command));
   Reader r(std::string_view(reply).substr(1));
   uint32_t n = r.u32();
   std::vector<LostPeer> out;

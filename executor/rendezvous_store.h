@@ -56,6 +56,8 @@ class StoreServer {
   int port() const { return port_; }
   uint64_t token() const { return token_; }
   std::vector<LostPeer> lost_peers() const;
+  // Clients that said goodbye (closed their communicator), in order.
+  std::vector<LostPeer> departed_peers() const;
 
  private:
   struct Connection {
@@ -77,6 +79,7 @@ class StoreServer {
   mutable std::mutex mu_;
   std::map<std::string, std::string> data_;
   std::vector<LostPeer> lost_;
+  std::vector<LostPeer> departed_;
   std::list<Connection> connections_;
 };
 
@@ -99,6 +102,9 @@ class StoreClient {
   // Peers the server saw die; throws net::NetError when the server itself is
   // unreachable (its host died).
   std::vector<LostPeer> lost_peers();
+  // Peers that closed their communicator normally (a peer that finished
+  // while this one still runs collectives ran a shorter schedule).
+  std::vector<LostPeer> departed_peers();
   // Says goodbye (idempotent): the server stops watching this rank.
   void close();
 
@@ -110,6 +116,7 @@ class StoreClient {
 
  private:
   std::string call(const std::string& request);
+  std::vector<LostPeer> peers(char command);
 
   StoreAddress address_;
   std::chrono::milliseconds timeout_;

@@ -274,6 +274,21 @@ TEST(CommGloo, KilledRankZeroIsNamed) {
   EXPECT_LT(outcomes[1].seconds, 4.0 + 3.0) << describe(outcomes);
 }
 
+TEST(CommGloo, PeerThatFinishesEarlyIsNamed) {
+  auto endpoints = local_endpoints(2);
+  auto outcomes = run_ranks(2, [&](int rank) {
+    as_rank(rank, endpoints, 5s, [&](Scope& scope, RunServices& services, CommunicatorManager&) {
+      all_reduce_steps(rank, rank == 1 ? 2 : 3, -1, -1, scope, services);
+    });
+  });
+  EXPECT_TRUE(outcomes[1].ok()) << describe(outcomes);
+  EXPECT_EQ(outcomes[0].code, 1) << describe(outcomes);
+  EXPECT_NE(outcomes[0].message.find("peer rank 1 (" + endpoints[1] +
+                                     ") closed the communicator while this rank still ran collectives"),
+            std::string::npos) << describe(outcomes);
+  EXPECT_LT(outcomes[0].seconds, 5.0) << describe(outcomes);
+}
+
 TEST(CommGloo, StalledPeerEndsInTimeoutError) {
   auto endpoints = local_endpoints(2);
   auto outcomes = run_ranks(2, [&](int rank) {

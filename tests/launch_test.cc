@@ -32,7 +32,7 @@ struct CliRun {
 // Runs the ctp tool with `args`; `watch` sees the output so far as it grows.
 // The tool is killed if it outlives `deadline`.
 CliRun run_ctp(const std::vector<std::string>& args,
-               const std::function<void(const std::string&)>& watch = {},
+               const std::function<void(const std::string&, pid_t)>& watch = {},
                std::chrono::seconds deadline = 60s) {
   int fds[2];
   EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
@@ -60,7 +60,7 @@ CliRun run_ctp(const std::vector<std::string>& args,
         ssize_t n = ::read(fds[0], buf, sizeof(buf));
         if (n <= 0) eof = true;
         else run.output.append(buf, static_cast<std::size_t>(n));
-        if (watch) watch(run.output);
+        if (watch) watch(run.output, pid);
       }
     } else {
       std::this_thread::sleep_for(10ms);
@@ -197,7 +197,7 @@ TEST(Launch, KilledWorkerIsNamedBySurvivorsAndLauncher) {
   CliRun run = run_ctp(
       {"launch", "--nproc", "3", "--timeout", "3", "--grace", "20", "--", CTP_CLI_PATH, "comm-check",
        "--steps", "100000", "--interval-ms", "10"},
-      [&](const std::string& out) {
+      [&](const std::string& out, pid_t) {
         if (victim == 0 && has(out, "[rank 1] step 5:") && started_pid(out, 1) != 0) {
           victim = started_pid(out, 1);
           ::kill(victim, SIGKILL);
@@ -222,6 +222,22 @@ TEST(Launch, KilledWorkerIsNamedBySurvivorsAndLauncher) {
   }
   // The survivors ended on their own (not stopped by the launcher), in time.
   EXPECT_LT(after_kill, timeout_s + 2.0) << run.output;
+}
+
+TEST(Launch, InterruptedLauncherStopsEveryWorker) {
+  bool sent = false;
+  CliRun run = run_ctp({"launch", "--nproc", "2", "--grace", "2", "--", "sh", "-c", "echo up; sleep 30"},
+                       [&](const std::string& out, pid_t launcher) {
+                         if (!sent && has(out, "[rank 0] up") && has(out, "[rank 1] up")) {
+                           ::kill(launcher, SIGTERM);
+                           sent = true;
+                         }
+                       });
+  ASSERT_TRUE(sent) << run.output;
+  EXPECT_TRUE(run.exited && run.code == 1) << run.output;
+  EXPECT_TRUE(has(run.output, "ctp launch: interrupted by SIGTERM: stopping every worker")) << run.output;
+  EXPECT_TRUE(has(run.output, "rank 0 was stopped by the launcher (signal 15 (SIGTERM))")) << run.output;
+  EXPECT_LT(run.seconds, 10.0);
 }
 
 TEST(Launch, TwoNodesOnOneMachineFormOneJob) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 
 #include "executor/worker_env.h"
 #include "program_ir/error.h"
@@ -72,7 +73,7 @@ void run_launch(const LaunchArgs& args) {
               (e.exited && e.code == 0 ? "succeeded" : e.describe());
   }
   if (result.first_failure < 0)
-    throw Error("interrupted by signal " + std::to_string(result.interrupted_by) +
+    throw Error("interrupted by SIG" + std::string(sigabbrev_np(result.interrupted_by)) +
                 "; the workers: " + others);
   const auto& first = result.ends[result.first_failure];
   throw Error("rank " + std::to_string(first.rank) + " (pid " + std::to_string(first.pid) +

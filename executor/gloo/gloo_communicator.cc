@@ -199,27 +199,36 @@ class GlooCommunicator final : public Communicator {
                            : std::min<std::chrono::milliseconds>(std::chrono::seconds(2),
                                                                  setup_.options.timeout);
     net::Deadline deadline = net::deadline_after(grace);
+    auto others = [&](std::vector<LostPeer> peers) {
+      peers.erase(std::remove_if(peers.begin(), peers.end(),
+                                 [&](const LostPeer& p) { return p.rank == rank(); }),
+                  peers.end());
+      return peers;
+    };
+    auto list = [](const std::vector<LostPeer>& peers) {
+      std::string out = peers.size() == 1 ? "peer " : "peers ";
+      for (std::size_t i = 0; i < peers.size(); ++i)
+        out += (i ? ", " : "") + std::string("rank ") + std::to_string(peers[i].rank) + " (" +
+               peers[i].label + ")";
+      return out;
+    };
+    std::vector<LostPeer> departed;
     for (;;) {
       std::vector<LostPeer> lost;
       try {
-        lost = client_->lost_peers();
+        lost = others(client_->lost_peers());
+        departed = others(client_->departed_peers());
       } catch (const std::exception&) {
         return "rank 0, which hosts this ring's rendezvous store at " +
                setup_.store.endpoint.to_string() + ", is gone (it died or exited)";
       }
-      lost.erase(std::remove_if(lost.begin(), lost.end(),
-                                [&](const LostPeer& p) { return p.rank == rank(); }),
-                 lost.end());
-      if (!lost.empty()) {
-        std::string out = lost.size() == 1 ? "peer " : "peers ";
-        for (std::size_t i = 0; i < lost.size(); ++i)
-          out += (i ? ", " : "") + std::string("rank ") + std::to_string(lost[i].rank) + " (" +
-                 lost[i].label + ")";
-        return out + (lost.size() == 1 ? " died" : " died (in this order)");
-      }
+      if (!lost.empty()) return list(lost) + (lost.size() == 1 ? " died" : " died (in this order)");
       if (net::Clock::now() >= deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
+    if (!departed.empty())
+      return list(departed) + " closed the communicator while this rank still ran collectives "
+                              "(the ranks ran different numbers of collectives)";
     if (timed_out)
       return "timed out after " + net::duration_text(setup_.options.timeout) +
              " (no peer died: a peer is stalled or runs a different collective schedule)";
