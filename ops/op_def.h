@@ -25,6 +25,16 @@ struct AttrDef {
   std::string name;
   AttrType type = AttrType::INT;
   std::optional<Attribute> default_value;  // nullopt: the attribute is required
+  // Other types Paddle has written this attribute with across versions (a
+  // shape that was INTS before it became LONGS); `ctp verify` accepts them.
+  std::vector<AttrType> also_accepted;
+
+  bool accepts(AttrType t) const {
+    if (t == type) return true;
+    for (AttrType other : also_accepted)
+      if (other == t) return true;
+    return false;
+  }
 };
 
 // Sets the shape and dtype of the op's output vars in `block` from its inputs
@@ -57,7 +67,24 @@ class OpRegistry {
   const AttrDef* find_attr(std::string_view type, std::string_view attr) const;
 
  private:
-  std::unordered_map<std::string, OpDef> defs_;
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const {
+      return std::hash<std::string_view>{}(s);
+    }
+  };
+  std::unordered_map<std::string, OpDef, NameHash, std::equal_to<>> defs_;
 };
+
+// Adds a group of op definitions to the global registry when the library is
+// loaded: CTP_REGISTER_OP_DEFS(add_math_op_defs), where the function takes an
+// OpRegistry&.
+#define CTP_OP_DEFS_CONCAT2(a, b) a##b
+#define CTP_OP_DEFS_CONCAT(a, b) CTP_OP_DEFS_CONCAT2(a, b)
+#define CTP_REGISTER_OP_DEFS(fn)                                              \
+  static const bool CTP_OP_DEFS_CONCAT(ctp_op_defs_registered_, __LINE__) = [] { \
+    fn(::ctp::OpRegistry::global());                                          \
+    return true;                                                              \
+  }()
 
 }  // namespace ctp

@@ -36,7 +36,7 @@ void OpRegistry::add(OpDef def) {
 }
 
 const OpDef* OpRegistry::find(std::string_view type) const {
-  auto it = defs_.find(std::string(type));
+  auto it = defs_.find(type);
   return it == defs_.end() ? nullptr : &it->second;
 }
 

@@ -1,0 +1,90 @@
+// Communication ops the transpilers insert: communicator setup, collectives
+// and stream synchronization (PROGRAM_FORMAT.md, "The ops the transpilers insert").
+#include "ops/defs_common.h"
+
+namespace ctp::defs {
+namespace {
+
+void infer_allgather(InferContext& ctx) {
+  const Var& x = ctx.input("X");
+  const int64_t nranks = ctx.int_attr("nranks");
+  // Paddle asks for >= 2; one rank is allowed here so that a program
+  // transpiled for a single worker still infers.
+  if (nranks < 1) ctx.fail("nranks is " + std::to_string(nranks) + ", must be >= 1");
+  // A 0-D input gathers into a vector (Paddle stacks rather than concatenates).
+  Shape out = x.shape.empty() ? Shape{nranks} : x.shape;
+  if (!x.shape.empty()) out[0] = out[0] < 0 ? -1 : out[0] * nranks;
+  ctx.set_output("Out", out, x.dtype);
+}
+
+void infer_same_as_input(InferContext& ctx) { ctx.pass_through("X", "Out"); }
+
+std::vector<AttrDef> allreduce_attrs() {
+  return {attr("ring_id", Attribute(int32_t{0})), attr("use_calc_stream", Attribute(false)),
+          attr("use_model_parallel", Attribute(false))};
+}
+
+}  // namespace
+
+void add_collective_op_defs(OpRegistry& r) {
+  add_def(r, {"c_gen_nccl_id",
+              {},
+              {one("Out")},
+              {required("endpoint", AttrType::STRING), attr("other_endpoints", strings({})),
+               attr("rank", Attribute(int32_t{0})), attr("ring_id", Attribute(int32_t{0}))}});
+  add_def(r, {"c_comm_init",
+              {one("X")},
+              {},
+              {required("nranks", AttrType::INT), required("rank", AttrType::INT),
+               attr("device_id", Attribute(int32_t{-1})), attr("ring_id", Attribute(int32_t{0})),
+               attr("endpoints", Attribute(""))}});
+  add_def(r, {"c_comm_init_multitrainer",
+              {one("X")},
+              {},
+              {required("ntrainers", AttrType::INT), required("trainer_id", AttrType::INT),
+               attr("devices", ints({})), attr("ring_id", Attribute(int32_t{0}))}});
+  add_def(r, {"c_comm_init_all",
+              {},
+              {},
+              {attr("devices", ints({})), attr("ring_id", Attribute(int32_t{0}))}});
+  add_def(r,
+          {"c_broadcast",
+           {one("X")},
+           {one("Out")},
+           {attr("ring_id", Attribute(int32_t{0})), attr("root", Attribute(int32_t{0})),
+            attr("use_calc_stream", Attribute(false))}},
+          infer_same_as_input);
+  for (const char* type :
+       {"c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod"})
+    add_def(r, {type, {one("X")}, {one("Out")}, allreduce_attrs()}, infer_same_as_input);
+  add_def(r,
+          {"c_allreduce_xsum",
+           {many("X")},
+           {many("Out")},
+           {attr("ring_id", Attribute(int32_t{-1})), attr("use_calc_stream", Attribute(false))}},
+          [](InferContext& ctx) {
+            if (ctx.input_count("X") != ctx.output_count("Out"))
+              ctx.fail("input X has " + std::to_string(ctx.input_count("X")) +
+                       " vars but output Out has " + std::to_string(ctx.output_count("Out")));
+            ctx.pass_through("X", "Out");
+          });
+  add_def(r,
+          {"c_allgather",
+           {one("X")},
+           {one("Out")},
+           {attr("ring_id", Attribute(int32_t{0})), attr("use_calc_stream", Attribute(false)),
+            required("nranks", AttrType::INT)}},
+          infer_allgather);
+  // The sync ops only order streams; Out names the same vars as X.
+  add_def(r, {"c_sync_calc_stream", {many("X")}, {many("Out")}, {}}, infer_same_as_input);
+  add_def(r,
+          {"c_sync_comm_stream",
+           {many("X")},
+           {many("Out")},
+           {attr("ring_id", Attribute(int32_t{0}))}},
+          infer_same_as_input);
+}
+
+CTP_REGISTER_OP_DEFS(add_collective_op_defs);
+
+}  // namespace ctp::defs

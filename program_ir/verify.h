@@ -1,0 +1,48 @@
+// `ctp verify`: every structural problem of a program, each named by its
+// place (block, op index, op type, var or attribute), all reported at once.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ops/op_def.h"
+#include "program_ir/program.h"
+
+namespace ctp {
+
+struct Diagnostic {
+  enum Severity { Error, Warning };
+  // What `subject` names, so that the message can say "attr 'x'" or "var 'x'".
+  enum SubjectKind { None, Var, Attr, Slot };
+
+  Severity severity = Error;
+  int32_t block = 0;
+  int64_t op_index = -1;  // -1 when the problem is the block's, not an op's
+  std::string op_type;
+  std::string subject;  // var, attribute or slot name; empty when none
+  SubjectKind subject_kind = None;
+  std::string message;
+
+  // `block 0, op 17 (c_allreduce_sum): attr 'ring_id': has type FLOAT, expected INT`;
+  // warnings start with `warning: `.
+  std::string to_string() const;
+};
+
+// Checks, in one linear pass:
+//  - each block's idx equals its position; parent_idx names another existing
+//    block without cycles (block 0's is -1); forward_block_idx is -1 or a block;
+//  - every var an op names is declared in its block or an ancestor;
+//  - op_role_var is STRINGS of even length naming declared vars;
+//  - attribute types match the registry (the common attributes on every op),
+//    BLOCK/BLOCKS attributes name existing blocks, required attributes exist;
+//  - a known op's slots are declared by its definition, non-dispensable ones
+//    are present and non-duplicable ones hold one var.
+// Op types missing from the registry and attributes a known op does not
+// declare are warnings: Paddle programs hold many ops ctp has no use for.
+std::vector<Diagnostic> verify_program(const Program& program,
+                                       const OpRegistry& registry = OpRegistry::global());
+
+// Whether any diagnostic is an error.
+bool has_errors(const std::vector<Diagnostic>& diagnostics);
+
+}  // namespace ctp
