@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/float16.h"
 #include "executor/kernel.h"
 
 namespace ctp::cpu {
@@ -25,11 +26,6 @@ void dispatch_float(DataType dtype, const KernelContext& ctx, const char* what, 
 // The element type an INT attribute names by its VarType number; `fallback`
 // when the attribute is absent or negative (Paddle's "same as input").
 DataType dtype_attr(const KernelContext& ctx, const char* name, DataType fallback);
-
-uint16_t float_to_half(float value);  // IEEE binary16, round to nearest even
-float half_to_float(uint16_t bits);
-uint16_t float_to_bfloat16(float value);  // round to nearest even
-float bfloat16_to_float(uint16_t bits);
 
 // Sets every element of `t` (any of FP32, FP64, FP16, BF16, INT32, INT64,
 // BOOL, UINT8, INT8, INT16) to `value`, converted to its dtype.
