@@ -1,0 +1,59 @@
+// Turning parsed pieces of ctp's JSON form (one op, one var, a block's or
+// the program's own fields) into the IR, with errors that name the JSON
+// path. json_io.cc streams the document and hands each piece over as soon
+// as it is complete.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "program_ir/program.h"
+
+namespace ctp::json_convert {
+
+// Objects keep their members in document order.
+using Json = nlohmann::ordered_json;
+
+// A JSON path as a chain of links that live on the stack; formatted only
+// when an error is reported.
+struct JPath {
+  const JPath* parent = nullptr;
+  std::string_view key;  // a member name, when index < 0
+  long index = -1;       // an array index
+
+  JPath member(std::string_view name) const { return JPath{this, name, -1}; }
+  JPath at(long i) const { return JPath{this, {}, i}; }
+  std::string str() const;
+};
+
+// Path syntax: `blocks[0].ops[3].attrs.scale`; a key that is not a plain
+// name (letters, digits, '_', '@') is written `["a.b"]`.
+void append_path_key(std::string& path, std::string_view key);
+void append_path_index(std::string& path, long index);
+
+class Converter {
+ public:
+  explicit Converter(const std::string& source) : source_(source) {}
+
+  // "prog.json: blocks[0].ops[3]: message".
+  [[noreturn]] void fail(const std::string& path, const std::string& message) const;
+  [[noreturn]] void fail(const JPath& at, const std::string& message) const {
+    fail(at.str(), message);
+  }
+
+  // The elements may be moved from.
+  Var var(Json& j, const JPath& at) const;
+  Op op(Json& j, const JPath& at) const;
+  // idx, parent_idx, forward_block_idx, unknown_fields; the vars and ops
+  // were streamed into `block` already and appear here as empty arrays.
+  void block_fields(Json& j, const JPath& at, Block& block) const;
+  // version, op_version_map, op_compatible_map, unknown_fields; blocks as
+  // for block_fields.
+  void program_fields(Json& j, Program& program) const;
+
+ private:
+  const std::string& source_;
+};
+
+}  // namespace ctp::json_convert

@@ -1,0 +1,304 @@
+// Writing a Program in ctp's JSON form (docs/json-format.md), one var or op
+// per line so that diffs of two programs read well.
+#include <charconv>
+#include <unordered_set>
+
+#include "program_ir/json_encoding.h"
+#include "program_ir/json_io.h"
+
+namespace ctp {
+namespace {
+
+namespace je = json_encoding;
+
+// The index of the first item whose name repeats an earlier one, or npos.
+// JSON objects cannot hold such items; hashing keeps the check linear.
+template <typename Items, typename Name>
+std::size_t first_repeat(const Items& items, Name&& name) {
+  if (items.size() <= 16) {
+    for (std::size_t i = 1; i < items.size(); ++i)
+      for (std::size_t k = 0; k < i; ++k)
+        if (name(items[k]) == name(items[i])) return i;
+    return std::string::npos;
+  }
+  std::unordered_set<std::string_view> seen;
+  seen.reserve(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i)
+    if (!seen.insert(name(items[i])).second) return i;
+  return std::string::npos;
+}
+
+class JsonWriter {
+ public:
+  explicit JsonWriter(std::string& out) : out_(out) {}
+
+  void program(const Program& p) {
+    out_.append("{");
+    bool first = true;
+    auto member = [&](std::string_view key) {
+      out_.append(first ? "\n  \"" : ",\n  \"").append(key).append("\": ");
+      first = false;
+    };
+    if (p.version) {
+      member("version");
+      integer(*p.version);
+    }
+    if (p.op_version_map) {
+      member("op_version_map");
+      out_.push_back('[');
+      for (std::size_t i = 0; i < p.op_version_map->size(); ++i) {
+        const OpVersionEntry& e = (*p.op_version_map)[i];
+        out_.append(i ? ", {\"op_name\": " : "{\"op_name\": ");
+        string(e.op_name, [&] { return "op_version_map[" + std::to_string(i) + "]"; });
+        out_.append(", \"version\": ");
+        integer(e.version);
+        out_.push_back('}');
+      }
+      out_.push_back(']');
+    }
+    if (p.op_compatible_map) {
+      member("op_compatible_map");
+      bytes(*p.op_compatible_map);
+    }
+    if (!p.unknown_fields.empty()) {
+      member("unknown_fields");
+      bytes(p.unknown_fields);
+    }
+    member("blocks");
+    out_.push_back('[');
+    for (std::size_t i = 0; i < p.blocks.size(); ++i) {
+      out_.append(i ? ",\n    " : "\n    ");
+      block(p.blocks[i], i);
+    }
+    out_.append(p.blocks.empty() ? "]\n}\n" : "\n  ]\n}\n");
+  }
+
+ private:
+  void block(const Block& b, std::size_t index) {
+    block_ = index;
+    out_.append("{\n      \"idx\": ");
+    integer(b.idx);
+    out_.append(",\n      \"parent_idx\": ");
+    integer(b.parent_idx);
+    if (b.forward_block_idx != -1) {
+      out_.append(",\n      \"forward_block_idx\": ");
+      integer(b.forward_block_idx);
+    }
+    if (!b.unknown_fields.empty()) {
+      out_.append(",\n      \"unknown_fields\": ");
+      bytes(b.unknown_fields);
+    }
+    out_.append(",\n      \"vars\": [");
+    bool first = true;
+    for (const Var& v : b.vars()) {
+      out_.append(first ? "\n        " : ",\n        ");
+      first = false;
+      var(v);
+    }
+    out_.append(first ? "]" : "\n      ]");
+    out_.append(",\n      \"ops\": [");
+    first = true;
+    std::size_t op_index = 0;
+    for (const Op& o : b.ops()) {
+      out_.append(first ? "\n        " : ",\n        ");
+      first = false;
+      op(o, op_index++);
+    }
+    out_.append(first ? "]\n    }" : "\n      ]\n    }");
+  }
+
+  void var(const Var& v) {
+    auto where = [&] { return block_place() + ", var '" + v.name + "'"; };
+    out_.append("{\"name\": ");
+    string(v.name, where);
+    out_.append(", \"type\": \"").append(to_string(v.type)).push_back('"');
+    if (v.has_tensor_desc()) {
+      out_.append(", \"dtype\": \"").append(to_string(v.dtype)).append("\", \"shape\": [");
+      for (std::size_t i = 0; i < v.shape.size(); ++i) {
+        if (i) out_.append(", ");
+        integer(v.shape[i]);
+      }
+      out_.push_back(']');
+      if (v.lod_level != 0) {
+        out_.append(", \"lod_level\": ");
+        integer(v.lod_level);
+      }
+    }
+    flag("persistable", v.persistable);
+    flag("is_parameter", v.is_parameter);
+    flag("stop_gradient", v.stop_gradient);
+    flag("is_distributed", v.is_distributed);
+    if (v.need_check_feed) flag("need_check_feed", true);
+    if (!v.attrs.empty()) {
+      std::size_t repeat = first_repeat(v.attrs, [](const VarAttr& a) -> std::string_view { return a.name; });
+      if (repeat != std::string::npos)
+        duplicate(where() + ", attr '" + v.attrs[repeat].name + "'", "var attr");
+      out_.append(", \"attrs\": {");
+      for (std::size_t i = 0; i < v.attrs.size(); ++i) {
+        const VarAttr& a = v.attrs[i];
+        auto attr_where = [&] { return where() + ", attr '" + a.name + "'"; };
+        if (i) out_.append(", ");
+        string(a.name, attr_where);
+        out_.append(": {\"type\": \"").append(to_string(a.type)).push_back('"');
+        if (a.type == AttrType::INT || a.type == AttrType::BOOLEAN || a.i != 0) {
+          out_.append(", \"i\": ");
+          integer(a.i);
+        }
+        if (a.type == AttrType::STRING || !a.s.empty()) {
+          out_.append(", \"s\": ");
+          string(a.s, attr_where);
+        }
+        if (a.type == AttrType::INTS || !a.ints.empty()) {
+          out_.append(", \"ints\": ");
+          list(a.ints, [&](int32_t x) { integer(x); });
+        }
+        out_.push_back('}');
+      }
+      out_.push_back('}');
+    }
+    if (!v.unknown_fields.empty()) {
+      out_.append(", \"unknown_fields\": ");
+      bytes(v.unknown_fields);
+    }
+    if (!v.type_unknown_fields.empty()) {
+      out_.append(", \"type_unknown_fields\": ");
+      bytes(v.type_unknown_fields);
+    }
+    out_.push_back('}');
+  }
+
+  void op(const Op& o, std::size_t index) {
+    auto where = [&] { return block_place() + ", op " + std::to_string(index) + " '" + o.type + "'"; };
+    out_.append("{\"type\": ");
+    string(o.type, where);
+    slots("inputs", o.inputs, where);
+    slots("outputs", o.outputs, where);
+    std::size_t repeat =
+        first_repeat(o.attrs, [](const NamedAttribute& a) -> std::string_view { return a.name; });
+    if (repeat != std::string::npos)
+      duplicate(where() + ", attr '" + o.attrs[repeat].name + "'", "attribute");
+    out_.append(", \"attrs\": {");
+    for (std::size_t i = 0; i < o.attrs.size(); ++i) {
+      const NamedAttribute& a = o.attrs[i];
+      auto attr_where = [&] { return where() + ", attr '" + a.name + "'"; };
+      if (i) out_.append(", ");
+      string(a.name, attr_where);
+      out_.append(": {\"type\": \"").append(to_string(a.value.type())).append("\", \"value\": ");
+      attr_value(a.value, attr_where);
+      out_.push_back('}');
+    }
+    out_.push_back('}');
+    if (o.is_target) out_.append(", \"is_target\": true");
+    if (!o.unknown_fields.empty()) {
+      out_.append(", \"unknown_fields\": ");
+      bytes(o.unknown_fields);
+    }
+    out_.push_back('}');
+  }
+
+  template <typename Where>
+  void slots(std::string_view key, const std::vector<Slot>& slots, const Where& where) {
+    std::size_t repeat = first_repeat(slots, [](const Slot& s) -> std::string_view { return s.name; });
+    if (repeat != std::string::npos)
+      duplicate(where() + ", " + std::string(key) + " slot '" + slots[repeat].name + "'", "slot");
+    out_.append(", \"").append(key).append("\": {");
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      const Slot& s = slots[i];
+      auto slot_where = [&] { return where() + ", " + std::string(key) + " slot '" + s.name + "'"; };
+      if (i) out_.append(", ");
+      string(s.name, slot_where);
+      out_.append(": ");
+      list(s.args, [&](const std::string& arg) { string(arg, slot_where); });
+    }
+    out_.push_back('}');
+  }
+
+  template <typename Where>
+  void attr_value(const Attribute& attr, const Where& where) {
+    const AttrType type = attr.type();
+    if (type == AttrType::SCALAR) return bytes(attr.get<std::string>());
+    if (type == AttrType::SCALARS)
+      return list(attr.get<std::vector<std::string>>(), [&](const std::string& s) { bytes(s); });
+    std::visit(
+        [&](const auto& v) {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, bool>) {
+            out_.append(v ? "true" : "false");
+          } else if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+            integer(v);
+          } else if constexpr (std::is_same_v<T, float>) {
+            je::append_float(out_, v);
+          } else if constexpr (std::is_same_v<T, double>) {
+            je::append_double(out_, v);
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            string(v, where);
+          } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
+            list(v, [&](bool b) { out_.append(b ? "true" : "false"); });
+          } else if constexpr (std::is_same_v<T, std::vector<float>>) {
+            list(v, [&](float f) { je::append_float(out_, f); });
+          } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+            list(v, [&](double d) { je::append_double(out_, d); });
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            list(v, [&](const std::string& s) { string(s, where); });
+          } else {
+            list(v, [&](auto x) { integer(x); });
+          }
+        },
+        attr.value());
+  }
+
+  template <typename Container, typename Each>
+  void list(const Container& items, Each&& each) {
+    out_.push_back('[');
+    bool first = true;
+    for (const auto& item : items) {
+      if (!first) out_.append(", ");
+      first = false;
+      each(item);
+    }
+    out_.push_back(']');
+  }
+
+  void integer(int64_t v) {
+    char buf[24];
+    auto res = std::to_chars(buf, buf + sizeof buf, v);
+    out_.append(buf, res.ptr);
+  }
+
+  void flag(std::string_view key, bool v) {
+    out_.append(", \"").append(key).append(v ? "\": true" : "\": false");
+  }
+
+  template <typename Where>
+  void string(std::string_view text, const Where& where) {
+    if (!je::is_valid_utf8(text))
+      throw Error(where() + ": string is not valid UTF-8, which JSON cannot hold");
+    je::append_json_string(out_, text);
+  }
+
+  void bytes(std::string_view raw) {
+    out_.push_back('"');
+    out_.append(je::base64_encode(raw));
+    out_.push_back('"');
+  }
+
+  [[noreturn]] static void duplicate(const std::string& where, const char* what) {
+    throw Error(where + ": a second " + std::string(what) +
+                " of this name, which a JSON object cannot hold");
+  }
+
+  std::string block_place() const { return "block " + std::to_string(block_); }
+
+  std::string& out_;
+  std::size_t block_ = 0;
+};
+
+}  // namespace
+
+std::string program_to_json(const Program& program) {
+  std::string out;
+  JsonWriter(out).program(program);
+  return out;
+}
+
+}  // namespace ctp

@@ -1,0 +1,77 @@
+#include "program_ir/program_io.h"
+
+#include "program_ir/atomic_file.h"
+#include "program_ir/json_io.h"
+#include "program_ir/proto_io.h"
+#include "program_ir/wire_format.h"
+
+namespace ctp {
+namespace {
+
+bool is_json_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// Whether the top level of `bytes` is a sequence of well-formed fields with
+// ProgramDesc's numbers and wire types (cheap: nested messages are skipped).
+bool top_level_is_program_desc(std::string_view bytes) {
+  try {
+    wire::Reader r(bytes, 0);
+    while (!r.done()) {
+      std::size_t start = r.position();
+      wire::Tag tag = r.read_tag();
+      if (tag.field >= 1 && tag.field <= 5 && tag.type != wire::WireType::LengthDelimited)
+        return false;
+      r.skip_field(tag, start);
+    }
+    return true;
+  } catch (const wire::WireFault&) {
+    return false;
+  }
+}
+
+// Protobuf's tags and lengths are mostly control bytes; text has none.
+bool looks_like_text(std::string_view bytes) {
+  std::string_view head = bytes.substr(0, 64);
+  for (char c : head) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 && !is_json_space(c)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ProgramFormat detect_program_format(std::string_view bytes) {
+  std::size_t i = 0;
+  while (i < bytes.size() && is_json_space(bytes[i])) ++i;
+  if (i == bytes.size() || bytes[i] != '{') return ProgramFormat::Proto;
+  if (i == 1 && bytes[0] == '\n' && top_level_is_program_desc(bytes)) return ProgramFormat::Proto;
+  return ProgramFormat::Json;
+}
+
+Program parse_program(std::string_view bytes, const std::string& source) {
+  std::size_t first = 0;
+  while (first < bytes.size() && is_json_space(bytes[first])) ++first;
+  if (first == bytes.size()) throw Error(source + ": empty input, not a program");
+  if (detect_program_format(bytes) == ProgramFormat::Json)
+    return parse_program_json(bytes, source);
+  try {
+    return parse_program_proto(bytes, source);
+  } catch (const Error& e) {
+    // Text that is not a JSON object fails as protobuf; say what was expected.
+    if (looks_like_text(bytes))
+      throw Error(std::string(e.what()) +
+                  " (the input is neither protobuf nor a JSON program, which starts with '{')");
+    throw;
+  }
+}
+
+Program load_program_file(const std::string& path) {
+  return parse_program(read_file(path), path);
+}
+
+std::string serialize_program(const Program& program, ProgramFormat format) {
+  return format == ProgramFormat::Json ? program_to_json(program)
+                                       : serialize_program_proto(program);
+}
+
+}  // namespace ctp

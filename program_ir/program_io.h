@@ -1,0 +1,27 @@
+// Loading a program from bytes or a file in either of its exchange formats,
+// told apart by content, and writing it in a chosen one.
+#pragma once
+#include <string>
+#include <string_view>
+
+#include "program_ir/program.h"
+
+namespace ctp {
+
+enum class ProgramFormat { Proto, Json };
+
+// JSON when the first byte that is not JSON whitespace is '{'. A protobuf
+// ProgramDesc can begin with the same two bytes as "\n{" (its first block
+// being 123 bytes long); such input counts as protobuf when its top-level
+// fields parse as ProgramDesc's and fill it exactly.
+ProgramFormat detect_program_format(std::string_view bytes);
+
+// Parses `bytes` in the detected format; `source` names the input in error
+// messages. Empty input is an error (rather than a program without blocks).
+Program parse_program(std::string_view bytes, const std::string& source);
+// Reads and parses a file (ctp::read_file); errors name the path.
+Program load_program_file(const std::string& path);
+
+std::string serialize_program(const Program& program, ProgramFormat format);
+
+}  // namespace ctp
