@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstring>
 
-namespace ctp {
+namespace ctp::float16 {
 
-uint16_t float_to_half(float value) {
+uint16_t from_float(float value) {
   uint32_t x;
   std::memcpy(&x, &value, sizeof x);
   const uint32_t sign = (x >> 16) & 0x8000u;
@@ -30,7 +30,7 @@ uint16_t float_to_half(float value) {
   return static_cast<uint16_t>(h);
 }
 
-float half_to_float(uint16_t bits) {
+float to_float(uint16_t bits) {
   const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
   const uint32_t exp = (bits >> 10) & 0x1fu;
   const uint32_t mant = bits & 0x3ffu;
@@ -46,7 +46,11 @@ float half_to_float(uint16_t bits) {
   return f;
 }
 
-uint16_t float_to_bfloat16(float value) {
+}  // namespace ctp::float16
+
+namespace ctp::bfloat16 {
+
+uint16_t from_float(float value) {
   uint32_t x;
   std::memcpy(&x, &value, sizeof x);
   if (std::isnan(value)) return static_cast<uint16_t>(((x >> 16) & 0x8000u) | 0x7fc0u);
@@ -54,11 +58,11 @@ uint16_t float_to_bfloat16(float value) {
   return static_cast<uint16_t>(x >> 16);
 }
 
-float bfloat16_to_float(uint16_t bits) {
+float to_float(uint16_t bits) {
   const uint32_t x = static_cast<uint32_t>(bits) << 16;
   float f;
   std::memcpy(&f, &x, sizeof f);
   return f;
 }
 
-}  // namespace ctp
+}  // namespace ctp::bfloat16

@@ -3,11 +3,12 @@
 #pragma once
 #include <cstdint>
 
-namespace ctp {
+namespace ctp::float16 {
+uint16_t from_float(float value);  // round to nearest even; overflow gives inf
+float to_float(uint16_t bits);
+}  // namespace ctp::float16
 
-uint16_t float_to_half(float value);  // round to nearest even; overflow gives inf
-float half_to_float(uint16_t bits);
-uint16_t float_to_bfloat16(float value);  // round to nearest even
-float bfloat16_to_float(uint16_t bits);
-
-}  // namespace ctp
+namespace ctp::bfloat16 {
+uint16_t from_float(float value);  // round to nearest even
+float to_float(uint16_t bits);
+}  // namespace ctp::bfloat16

@@ -207,10 +207,10 @@ std::string describe_tensor(const Tensor& t, std::size_t max_values) {
         break;
       case DataType::BOOL: std::snprintf(buf, sizeof buf, "%s", *static_cast<const bool*>(p) ? "true" : "false"); break;
       case DataType::FP16:
-        std::snprintf(buf, sizeof buf, "%.4g", half_to_float(*static_cast<const uint16_t*>(p)));
+        std::snprintf(buf, sizeof buf, "%.4g", float16::to_float(*static_cast<const uint16_t*>(p)));
         break;
       case DataType::BF16:
-        std::snprintf(buf, sizeof buf, "%.3g", bfloat16_to_float(*static_cast<const uint16_t*>(p)));
+        std::snprintf(buf, sizeof buf, "%.3g", bfloat16::to_float(*static_cast<const uint16_t*>(p)));
         break;
       default: std::snprintf(buf, sizeof buf, "?"); break;
     }

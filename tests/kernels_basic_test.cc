@@ -60,17 +60,15 @@ TEST(KernelsBasic, FillConstantStrValueKeepsLargeIntegersExact) {
 }
 
 TEST(KernelsBasic, HalfAndBfloat16Conversions) {
-  using ctp::float_to_half;
-  using ctp::half_to_float;
-  EXPECT_EQ(float_to_half(1.0f), 0x3c00);
-  EXPECT_EQ(float_to_half(65504.0f), 0x7bff);
-  EXPECT_EQ(float_to_half(1e6f), 0x7c00);           // overflow to inf
-  EXPECT_EQ(float_to_half(5.9604645e-8f), 0x0001);  // smallest subnormal
-  EXPECT_EQ(float_to_half(1.0f + 1.0f / 2048), 0x3c00);  // tie rounds to even
+  EXPECT_EQ(float16::from_float(1.0f), 0x3c00);
+  EXPECT_EQ(float16::from_float(65504.0f), 0x7bff);
+  EXPECT_EQ(float16::from_float(1e6f), 0x7c00);           // overflow to inf
+  EXPECT_EQ(float16::from_float(5.9604645e-8f), 0x0001);  // smallest subnormal
+  EXPECT_EQ(float16::from_float(1.0f + 1.0f / 2048), 0x3c00);  // tie rounds to even
   for (uint16_t bits : {0x3c00, 0xc000, 0x0001, 0x03ff, 0x7bff, 0x3555})
-    EXPECT_EQ(float_to_half(half_to_float(bits)), bits);
-  EXPECT_EQ(float_to_bfloat16(1.0f), 0x3f80);
-  EXPECT_EQ(bfloat16_to_float(0x4049), 3.140625f);
+    EXPECT_EQ(float16::from_float(float16::to_float(bits)), bits);
+  EXPECT_EQ(bfloat16::from_float(1.0f), 0x3f80);
+  EXPECT_EQ(bfloat16::to_float(0x4049), 3.140625f);
 }
 
 Op random_op(const std::string& type, int32_t seed, std::vector<int64_t> shape,

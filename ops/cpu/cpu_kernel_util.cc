@@ -30,9 +30,9 @@ void fill(Tensor& t, double value) {
   switch (t.dtype()) {
     case DataType::FP32: fill_as<float>(t, static_cast<float>(value)); return;
     case DataType::FP64: fill_as<double>(t, value); return;
-    case DataType::FP16: fill_as<uint16_t>(t, float_to_half(static_cast<float>(value))); return;
+    case DataType::FP16: fill_as<uint16_t>(t, float16::from_float(static_cast<float>(value))); return;
     case DataType::BF16:
-      fill_as<uint16_t>(t, float_to_bfloat16(static_cast<float>(value)));
+      fill_as<uint16_t>(t, bfloat16::from_float(static_cast<float>(value)));
       return;
     case DataType::INT32: fill_as<int32_t>(t, static_cast<int32_t>(value)); return;
     case DataType::INT64: fill_as<int64_t>(t, static_cast<int64_t>(value)); return;
@@ -51,8 +51,8 @@ double scalar_value(const Tensor& t) {
   switch (t.dtype()) {
     case DataType::FP32: return *static_cast<const float*>(p);
     case DataType::FP64: return *static_cast<const double*>(p);
-    case DataType::FP16: return half_to_float(*static_cast<const uint16_t*>(p));
-    case DataType::BF16: return bfloat16_to_float(*static_cast<const uint16_t*>(p));
+    case DataType::FP16: return float16::to_float(*static_cast<const uint16_t*>(p));
+    case DataType::BF16: return bfloat16::to_float(*static_cast<const uint16_t*>(p));
     case DataType::INT32: return *static_cast<const int32_t*>(p);
     case DataType::INT64: return static_cast<double>(*static_cast<const int64_t*>(p));
     case DataType::BOOL: return *static_cast<const bool*>(p) ? 1.0 : 0.0;

@@ -93,8 +93,8 @@ void store(Tensor& t, const std::vector<double>& values) {
   T* p = static_cast<T*>(t.raw_data());
   for (std::size_t i = 0; i < values.size(); ++i) {
     if constexpr (std::is_same_v<T, uint16_t>)
-      p[i] = t.dtype() == DataType::FP16 ? float_to_half(static_cast<float>(values[i]))
-                                         : float_to_bfloat16(static_cast<float>(values[i]));
+      p[i] = t.dtype() == DataType::FP16 ? float16::from_float(static_cast<float>(values[i]))
+                                         : bfloat16::from_float(static_cast<float>(values[i]));
     else
       p[i] = static_cast<T>(values[i]);
   }
