@@ -1,0 +1,111 @@
+// Shared by the libFuzzer targets: the checks every loaded program must pass,
+// and how a transpile input is cut out of the fuzzer's bytes.
+//
+// A target may only end an input in two ways: success, or ctp::Error (bad
+// input, reported). Any other exception escapes to libFuzzer, which reports
+// it as a crash, as are sanitizer reports, aborts and timeouts.
+#pragma once
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "program_ir/dot_io.h"
+#include "program_ir/error.h"
+#include "program_ir/json_io.h"
+#include "program_ir/program.h"
+#include "program_ir/proto_io.h"
+#include "program_ir/text_io.h"
+#include "transpilers/options.h"
+
+namespace ctp::fuzz {
+
+[[noreturn]] inline void broken_property(const char* what) {
+  std::fprintf(stderr, "ctp fuzz: property violated: %s\n", what);
+  std::abort();
+}
+
+inline void require(bool ok, const char* what) {
+  if (!ok) broken_property(what);
+}
+
+inline std::string_view as_view(const uint8_t* data, std::size_t size) {
+  return {reinterpret_cast<const char*>(data), size};
+}
+
+// Whatever loaded must write and read back to the same bytes in both forms.
+// Bytes, not Program::operator==, are compared: a NaN attribute is equal to
+// itself on the wire but not as a float.
+inline void check_round_trips(const Program& program) {
+  const std::string proto = serialize_program_proto(program);
+  const Program from_proto = parse_program_proto(proto, "round-trip.pb");
+  require(serialize_program_proto(from_proto) == proto, "protobuf write/read/write differs");
+
+  std::string json;
+  try {
+    json = program_to_json(program);
+  } catch (const Error&) {
+    return;  // names that are not UTF-8 (legal in protobuf bytes) have no JSON form
+  }
+  const Program from_json = parse_program_json(json, "round-trip.json");
+  require(serialize_program_proto(from_json) == proto, "JSON write/read changes the program");
+  require(program_to_json(from_json) == json, "JSON write/read/write differs");
+}
+
+// The human-readable renderings must accept anything that loaded.
+inline void render_everything(const Program& program) {
+  volatile std::size_t sink = program_to_text(program).size() + program_to_dot(program).size();
+  (void)sink;
+}
+
+// A transpile input: a 7-byte header of options, a startup program of the
+// length the header gives (none: an empty program), and the main program.
+//   byte 0: ranks - 1 (low 3 bits); bit 3: wait_port; bits 4-5: hosts (one
+//           for all ranks, two alternating, one per rank, one per two ranks)
+//   byte 1: rank, modulo ranks + 1 (== ranks: out of range)
+//   byte 2: nrings: 0 unset, else value - 1 (modulo 8)
+//   byte 3: current endpoint, modulo ranks + 1 (== ranks: one not listed)
+//   byte 4: mode-specific: single_process_multi_thread fuse_allreduce (mod 3),
+//           loss_scale (bit 2), gpu_nums (bits 3..5, + 1); multi_thread
+//           trans_mode (mod 3), gpu_num (bits 2..5 mod 9, + 1)
+//   bytes 5-6: startup length, little-endian
+struct TranspileInput {
+  TranspileOptions options;
+  std::string_view startup;
+  std::string_view main;
+};
+
+inline constexpr std::size_t kTranspileHeader = 7;
+
+inline bool cut_transpile_input(std::string_view bytes, TranspileInput& in) {
+  if (bytes.size() < kTranspileHeader) return false;
+  auto byte = [&](std::size_t i) { return static_cast<uint8_t>(bytes[i]); };
+  CollectiveOptions& c = in.options.collective;
+  const int ranks = 1 + (byte(0) & 7);
+  c.wait_port = (byte(0) & 8) != 0;
+  c.rank = byte(1) % (ranks + 1);
+  if (byte(2) & 7) c.nrings = (byte(2) & 7) - 1;
+  const int layout = (byte(0) >> 4) & 3;
+  for (int r = 0; r < ranks; ++r) {
+    const int host = layout == 0 ? 0 : layout == 1 ? r % 2 : layout == 2 ? r : r / 2;
+    c.endpoints.push_back("10.0.0." + std::to_string(host + 1) + ":" + std::to_string(6170 + r));
+  }
+  const int current = byte(3) % (ranks + 1);
+  c.current_endpoint = current < ranks ? c.endpoints[current] : "10.9.9.9:1";
+  auto& spmt = in.options.single_process_multi_thread;
+  spmt.fuse_allreduce = byte(4) % 3;
+  spmt.loss_scale = (byte(4) >> 2) & 1;
+  spmt.gpu_nums = 1 + ((byte(4) >> 3) & 7);
+  auto& mt = in.options.multi_thread;
+  mt.trans_mode = static_cast<MultiThreadTransMode>(byte(4) % 3);
+  mt.gpu_num = 1 + ((byte(4) >> 2) & 15) % 9;
+  std::size_t startup_len = byte(5) | (static_cast<std::size_t>(byte(6)) << 8);
+  std::string_view rest = bytes.substr(kTranspileHeader);
+  if (startup_len > rest.size()) startup_len = rest.size();
+  in.startup = rest.substr(0, startup_len);
+  in.main = rest.substr(startup_len);
+  return true;
+}
+
+}  // namespace ctp::fuzz
