@@ -1,7 +1,10 @@
 #include "program_ir/verify.h"
 
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 
+#include "program_ir/block_tree.h"
 #include "program_ir/op_role.h"
 
 namespace ctp {
@@ -25,7 +28,7 @@ class Verifier {
 
   std::vector<Diagnostic> run() {
     check_blocks();
-    for (std::size_t b = 0; b < block_count_; ++b) check_ops(b);
+    check_all_ops();
     return std::move(diagnostics_);
   }
 
@@ -42,8 +45,8 @@ class Verifier {
   }
   void report(const OpPlace& at, Diagnostic::SubjectKind kind, std::string_view subject,
               std::string message, Diagnostic::Severity severity = Diagnostic::Error) {
-    diagnostics_.push_back(Diagnostic{severity, at.block, at.index, at.op.type,
-                                      std::string(subject), kind, std::move(message)});
+    sink_->push_back(Diagnostic{severity, at.block, at.index, at.op.type, std::string(subject),
+                                kind, std::move(message)});
   }
 
   bool is_block(int64_t idx) const {
@@ -79,7 +82,6 @@ class Verifier {
                "forward_block_idx " + std::to_string(block.forward_block_idx) + " names no block");
     }
     find_parent_cycles();
-    build_scopes();
   }
 
   // Each block is visited once: a walk stops at a block whose fate is known.
@@ -117,34 +119,34 @@ class Verifier {
     }
   }
 
-  // The blocks whose vars block b sees: itself, then its ancestors, up to a
-  // missing parent or a block already on the chain.
-  void build_scopes() {
-    scopes_.resize(block_count_);
-    std::vector<char> on_chain(block_count_, 0);
-    std::vector<std::size_t> chain;
-    for (std::size_t b = 0; b < block_count_; ++b) {
-      chain.clear();
-      std::size_t current = b;
-      while (!on_chain[current]) {
-        on_chain[current] = 1;
-        chain.push_back(current);
-        const int32_t parent = program_.blocks[current].parent_idx;
-        if (!is_block(parent)) break;
-        current = static_cast<std::size_t>(parent);
-      }
-      for (std::size_t c : chain) {
-        on_chain[c] = 0;
-        scopes_[b].push_back(&program_.blocks[c]);
-      }
-    }
+  // Ops are checked in a walk of the block tree (block_tree.h) that keeps
+  // the vars declared on the current path counted in `visible_`; op
+  // diagnostics are gathered per block and reported in block order.
+  void check_all_ops() {
+    std::vector<std::vector<Diagnostic>> per_block(block_count_);
+    auto count_vars = [&](const BlockGroup& group, bool add) {
+      for (std::size_t b : group)
+        for (const Var& var : program_.blocks[b].vars()) {
+          if (add) ++visible_[var.name];
+          else if (auto it = visible_.find(var.name); --it->second == 0) visible_.erase(it);
+        }
+    };
+    walk_block_tree(
+        program_,
+        [&](const BlockGroup& group) {
+          count_vars(group, true);
+          for (std::size_t b : group) {
+            sink_ = &per_block[b];
+            check_ops(b);
+          }
+        },
+        [&](const BlockGroup& group) { count_vars(group, false); });
+    sink_ = &diagnostics_;
+    for (std::vector<Diagnostic>& block : per_block)
+      for (Diagnostic& d : block) diagnostics_.push_back(std::move(d));
   }
 
-  bool is_declared(std::size_t b, std::string_view name) const {
-    for (const Block* scope : scopes_[b])
-      if (scope->has_var(name)) return true;
-    return false;
-  }
+  bool is_declared(std::string_view name) const { return visible_.count(name) != 0; }
 
   std::string not_declared(std::size_t b) const {
     return b == 0 ? "not declared in block 0"
@@ -157,7 +159,7 @@ class Verifier {
       report(at, Diagnostic::Var, name, std::string(role) + " names a var with an empty name");
       return;
     }
-    if (!is_declared(b, name)) report(at, Diagnostic::Var, name, not_declared(b));
+    if (!is_declared(name)) report(at, Diagnostic::Var, name, not_declared(b));
   }
 
   void check_slots(std::size_t b, const OpPlace& at, const OpDef* def, bool inputs) {
@@ -214,7 +216,7 @@ class Verifier {
              "has " + std::to_string(names.size()) +
                  " names; it lists [param, grad] pairs, so the count must be even");
     for (const std::string& name : names)
-      if (!is_declared(b, name))
+      if (!is_declared(name))
         report(at, Diagnostic::Var, name, "named by op_role_var is " + not_declared(b));
   }
 
@@ -259,8 +261,10 @@ class Verifier {
   const Program& program_;
   const OpRegistry& registry_;
   const std::size_t block_count_;
-  std::vector<std::vector<const Block*>> scopes_;
   std::vector<Diagnostic> diagnostics_;
+  std::vector<Diagnostic>* sink_ = &diagnostics_;  // where op diagnostics go
+  // Declarations visible from the block being checked, by name.
+  std::unordered_map<std::string_view, std::size_t> visible_;
 };
 
 }  // namespace

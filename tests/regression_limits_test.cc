@@ -1,0 +1,87 @@
+// Regression tests for hostile inputs (docs/reliability.md): each builds an
+// input that once made ctp allocate or work without bound, and checks that
+// ctp now handles it in linear time and memory, or refuses it with an error
+// that names the place.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+
+#include "executor/npy.h"
+#include "executor/program_runner.h"
+#include "program_ir/atomic_file.h"
+#include "program_ir/builder.h"
+#include "program_ir/dot_io.h"
+#include "program_ir/program_io.h"
+#include "program_ir/proto_io.h"
+#include "program_ir/verify.h"
+#include "program_ir/wire_format.h"
+#include "tests/transpiler_test_programs.h"
+#include "transpilers/transpile.h"
+
+namespace ctp {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// Block 0 declares x; block i (1..n-1) has parent i-1 and one op reading x
+// and writing the undeclared "nope".
+Program block_chain(int n) {
+  Program p = Program::with_global_block();
+  ProgramBuilder pb(std::move(p));
+  pb.tmp("x", {4});
+  for (int i = 1; i < n; ++i) {
+    pb.program().add_block(i - 1);
+    pb.in_block(i);
+    pb.op("scale").in("X", "x").out("Out", "nope").role(op_role::kForward);
+  }
+  return pb.build();
+}
+
+// verify listed every block's ancestors: memory quadratic in the nesting
+// depth (a 10,000-block chain took 440 MB; this one would take 160 GB).
+TEST(RegressionLimits, VerifyOfADeepBlockChainIsLinear) {
+  constexpr int kBlocks = 200000;
+  const Program p = block_chain(kBlocks);
+  const auto start = Clock::now();
+  const std::vector<Diagnostic> d = verify_program(p);
+  ASSERT_EQ(d.size(), static_cast<std::size_t>(kBlocks - 1));  // "nope" in each block, never x
+  EXPECT_EQ(d.back().to_string(),
+            "block 199999, op 0 (scale): var 'nope': not declared in block 199999 or its ancestors");
+  EXPECT_LT(seconds_since(start), 60.0);  // linear takes well under a second
+}
+
+// Vars of a parent_idx loop are visible to every block of the loop and to
+// the blocks below it, as a walk up from them would find.
+TEST(RegressionLimits, VerifySeesThroughParentLoops) {
+  ProgramBuilder pb;
+  pb.tmp("root_var", {1});
+  pb.program().add_block(2);  // 1 -> 2 -> 1: a loop
+  pb.program().add_block(1);
+  pb.program().add_block(2);  // 3 hangs under the loop
+  pb.in_block(1);
+  pb.tmp("a", {1});
+  pb.op("scale").in("X", "b").out("Out", "a").role(op_role::kForward);
+  pb.in_block(2);
+  pb.tmp("b", {1});
+  pb.in_block(3);
+  pb.op("scale").in("X", "a").out("Out", "root_var").role(op_role::kForward);
+  std::vector<std::string> messages;
+  for (const Diagnostic& d : verify_program(pb.build())) messages.push_back(d.to_string());
+  // The loop is reported; a (block 1) and b (block 2) resolve; block 3 is
+  // outside block 0's subtree, so root_var does not.
+  ASSERT_EQ(messages.size(), 2u) << ::testing::PrintToString(messages);
+  EXPECT_NE(messages[0].find("parent_idx chain loops"), std::string::npos) << messages[0];
+  EXPECT_EQ(messages[1], "block 3, op 0 (scale): var 'root_var': not declared in block 3 or its ancestors");
+}
+
+}  // namespace
+}  // namespace ctp
