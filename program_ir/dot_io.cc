@@ -2,7 +2,9 @@
 
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
+#include "program_ir/block_tree.h"
 #include "program_ir/op_role.h"
 #include "program_ir/text_io.h"
 
@@ -22,11 +24,13 @@ class DotWriter {
   explicit DotWriter(const Program& program) : program_(program) {
     declared_.resize(program.blocks.size());
     undeclared_.resize(program.blocks.size());
+    resolved_.resize(program.blocks.size());
     for (std::size_t b = 0; b < program.blocks.size(); ++b) {
       std::size_t k = 0;
       for (const Var& var : program.blocks[b].vars())
         declared_[b].emplace(var.name, "b" + std::to_string(b) + "_v" + std::to_string(k++));
     }
+    resolve_names();
   }
 
   std::string write() {
@@ -64,17 +68,49 @@ class DotWriter {
     out_ += "  }\n";
   }
 
+  // Which declared node each name an op of block b uses stands for: the
+  // block's own var, else the innermost ancestor's. Found in one walk of the
+  // block tree (block_tree.h) with a stack of declarations per visible name,
+  // so deep nesting costs no walk up per name.
+  void resolve_names() {
+    std::unordered_map<std::string_view, std::vector<const std::string*>> visible;
+    auto declare = [&](const BlockGroup& group, bool add) {
+      for (std::size_t b : group)
+        for (const auto& [name, id] : declared_[b]) {
+          auto& ids = visible[name];
+          if (add) ids.push_back(&id);
+          else ids.pop_back();
+        }
+    };
+    walk_block_tree(
+        program_,
+        [&](const BlockGroup& group) {
+          declare(group, true);
+          for (std::size_t b : group) {
+            auto resolve = [&](const std::string& name) {
+              if (resolved_[b].count(name)) return;
+              const std::string* node = nullptr;
+              if (auto own = declared_[b].find(name); own != declared_[b].end())
+                node = &own->second;
+              else if (auto seen = visible.find(name); seen != visible.end() && !seen->second.empty())
+                node = seen->second.back();
+              resolved_[b].emplace(name, node);
+            };
+            for (const Op& op : program_.blocks[b].ops()) {
+              for (const Slot& slot : op.inputs)
+                for (const std::string& arg : slot.args) resolve(arg);
+              for (const Slot& slot : op.outputs)
+                for (const std::string& arg : slot.args) resolve(arg);
+            }
+          }
+        },
+        [&](const BlockGroup& group) { declare(group, false); });
+  }
+
   // The node of the var `name` as seen from block b: declared there or in an
   // ancestor, or else a dashed node of its own in block b.
   std::string var_node(std::size_t b, const std::string& name) {
-    std::size_t current = b;
-    for (std::size_t hops = 0; hops <= program_.blocks.size(); ++hops) {
-      auto it = declared_[current].find(name);
-      if (it != declared_[current].end()) return it->second;
-      int32_t parent = program_.blocks[current].parent_idx;
-      if (parent < 0 || static_cast<std::size_t>(parent) >= program_.blocks.size()) break;
-      current = static_cast<std::size_t>(parent);
-    }
+    if (const std::string* declared = resolved_[b].find(name)->second) return *declared;
     auto [it, added] = undeclared_[b].emplace(name, "");
     if (added) {
       it->second = "b" + std::to_string(b) + "_u" + std::to_string(undeclared_[b].size() - 1);
@@ -89,6 +125,7 @@ class DotWriter {
   const Program& program_;
   std::vector<NodeIds> declared_;
   std::vector<NodeIds> undeclared_;
+  std::vector<std::unordered_map<std::string_view, const std::string*>> resolved_;
   std::string out_;
   std::string edges_;
 };
