@@ -96,5 +96,36 @@ TEST(RegressionLimits, DotOfADeepBlockChainIsLinear) {
   EXPECT_LT(seconds_since(start), 60.0);
 }
 
+// A repeated float field split into many packed runs reserved exactly the
+// new total on every run: quadratic (80,000 runs, 480 KB: 7 s).
+TEST(RegressionLimits, ManyPackedRunsLoadInLinearTime) {
+  constexpr int kRuns = 400000;
+  std::string attr;
+  wire::Writer a(attr);
+  a.bytes_field(1, "values");
+  a.int32_field(2, static_cast<int32_t>(AttrType::FLOATS));
+  for (int i = 0; i < kRuns; ++i) {
+    a.tag(7, wire::WireType::LengthDelimited);
+    a.varint(4);
+    a.fixed32(0x3f800000);  // 1.0f
+  }
+  std::string op, block, program;
+  wire::Writer o(op);
+  o.bytes_field(3, "scale");
+  o.bytes_field(4, attr);
+  wire::Writer b(block);
+  b.int32_field(1, 0);
+  b.int32_field(2, -1);
+  b.bytes_field(4, op);
+  wire::Writer(program).bytes_field(1, block);
+
+  const auto start = Clock::now();
+  const Program p = parse_program_proto(program, "runs.pb");
+  const Attribute* values = p.global_block().ops().front().attr("values");
+  ASSERT_NE(values, nullptr);
+  EXPECT_EQ(values->get<std::vector<float>>().size(), static_cast<std::size_t>(kRuns));
+  EXPECT_LT(seconds_since(start), 60.0);  // linear: milliseconds; quadratic: minutes
+}
+
 }  // namespace
 }  // namespace ctp
