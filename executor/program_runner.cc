@@ -80,7 +80,12 @@ Tensor synthetic_tensor(const Block& block, const std::string& name, int64_t bat
   std::vector<int64_t> shape = var->shape;
   for (int64_t& d : shape)
     if (d < 0) d = batch;
-  Tensor t(var->dtype, shape);
+  Tensor t;
+  try {
+    t = Tensor(var->dtype, shape);
+  } catch (const Error& e) {
+    throw Error("input '" + name + "' of block " + std::to_string(block.idx) + ": " + e.what());
+  }
   std::mt19937_64 engine(seed);
   const auto uniform = [&] { return -1.0 + 2.0 * static_cast<double>(engine() >> 11) * 0x1.0p-53; };
   switch (var->dtype) {

@@ -1,7 +1,10 @@
 #include "executor/tensor.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 
 namespace ctp {
@@ -26,13 +29,45 @@ class CpuBuffer final : public Buffer {
   std::size_t size_;
 };
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+// The element count, checked: a shape read from a file may hold any int64.
 int64_t count(const std::vector<int64_t>& shape) {
+  for (int64_t d : shape) {
+    if (d < 0)
+      throw Error("tensor shape " + shape_text(shape) + " has an unknown (negative) dimension");
+    if (d == 0) return 0;
+  }
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0) throw Error("tensor shape has an unknown (negative) dimension");
+    if (n > std::numeric_limits<int64_t>::max() / d)
+      throw Error("tensor shape " + shape_text(shape) + " has more than 2^63 elements");
     n *= d;
   }
   return n;
+}
+
+std::size_t byte_count(DataType dtype, const std::vector<int64_t>& shape) {
+  const auto n = static_cast<uint64_t>(count(shape));
+  const std::size_t size = element_size(dtype);
+  if (size != 0 && n > std::numeric_limits<std::size_t>::max() / size)
+    throw Error("a " + std::string(to_string(dtype)) + " tensor of shape " + shape_text(shape) +
+                " has more bytes than fit in 64 bits");
+  return static_cast<std::size_t>(n) * size;
+}
+
+// Requests below this skip the physical-memory check.
+constexpr std::size_t kCheckedAllocation = std::size_t{1} << 30;
+
+std::size_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page_size <= 0) return std::numeric_limits<std::size_t>::max();
+  return static_cast<std::size_t>(pages) * static_cast<std::size_t>(page_size);
 }
 
 }  // namespace
@@ -41,13 +76,32 @@ std::string Device::to_string() const {
   return kind == DeviceKind::CPU ? "cpu" : "gpu:" + std::to_string(index);
 }
 
+// A request larger than the machine's memory fails here, with a message,
+// rather than succeeding on overcommit and getting the process OOM-killed
+// when the zero-fill touches the pages.
 std::shared_ptr<Buffer> allocate_cpu_buffer(std::size_t bytes) {
-  return std::make_shared<CpuBuffer>(bytes);
+  if (bytes >= kCheckedAllocation) {
+    const std::size_t memory = physical_memory_bytes();
+    if (bytes > memory)
+      throw Error("cannot allocate " + std::to_string(bytes) + " bytes: more than this machine's " +
+                  std::to_string(memory) + " bytes of memory");
+  }
+  try {
+    return std::make_shared<CpuBuffer>(bytes);
+  } catch (const std::bad_alloc&) {
+    throw Error("cannot allocate " + std::to_string(bytes) + " bytes: out of memory");
+  }
 }
 
 Tensor::Tensor(DataType dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)) {
-  buffer_ = allocate_cpu_buffer(static_cast<std::size_t>(count(shape_)) * element_size(dtype_));
+  const std::size_t bytes = byte_count(dtype_, shape_);
+  try {
+    buffer_ = allocate_cpu_buffer(bytes);
+  } catch (const Error& e) {
+    throw Error("a " + std::string(to_string(dtype_)) + " tensor of shape " + shape_text(shape_) +
+                ": " + e.what());
+  }
 }
 
 Tensor Tensor::view(std::shared_ptr<Buffer> buffer, std::size_t bytes_offset,
@@ -55,7 +109,8 @@ Tensor Tensor::view(std::shared_ptr<Buffer> buffer, std::size_t bytes_offset,
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  if (bytes_offset + t.bytes() > buffer->size())
+  const std::size_t bytes = byte_count(dtype, t.shape_);
+  if (bytes > buffer->size() || bytes_offset > buffer->size() - bytes)
     throw Error("tensor view of " + std::to_string(t.bytes()) + " bytes at offset " +
                 std::to_string(bytes_offset) + " overruns a buffer of " +
                 std::to_string(buffer->size()) + " bytes");

@@ -127,5 +127,79 @@ TEST(RegressionLimits, ManyPackedRunsLoadInLinearTime) {
   EXPECT_LT(seconds_since(start), 60.0);  // linear: milliseconds; quadratic: minutes
 }
 
+TEST(RegressionLimits, TensorShapesBeyondMemoryAreErrors) {
+  auto message = [](DataType dtype, std::vector<int64_t> shape) -> std::string {
+    try {
+      Tensor t(dtype, std::move(shape));
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(message(DataType::FP32, {int64_t{1} << 40, int64_t{1} << 40}),
+            "tensor shape [1099511627776, 1099511627776] has more than 2^63 elements");
+  EXPECT_EQ(message(DataType::FP64, {int64_t{1} << 62}),
+            "a FP64 tensor of shape [4611686018427387904] has more bytes than fit in 64 bits");
+  const std::string huge = message(DataType::FP32, {1000000000000});
+  EXPECT_EQ(huge.rfind("a FP32 tensor of shape [1000000000000]: cannot allocate 4000000000000 "
+                       "bytes: more than this machine's ", 0), 0u)
+      << huge;
+  // A zero dimension makes an empty tensor, whatever the other dimensions.
+  EXPECT_EQ(Tensor(DataType::FP32, {int64_t{1} << 62, 0, int64_t{1} << 62}).numel(), 0);
+}
+
+// A synthetic input's declared shape is the program's word: a huge one is
+// refused with the var's name, before any step.
+TEST(RegressionLimits, HugeDeclaredInputShapeIsAnErrorNamingTheVar) {
+  const Program startup = Program::with_global_block();
+  ProgramBuilder pb;
+  pb.data("x", {-1, 1000000000000});
+  pb.tmp("y", {1});
+  pb.op("mean").in("X", "x").out("Out", "y").role(op_role::kForward);
+  const Program main = pb.build();
+  try {
+    ProgramRunner runner(startup, main, ProgramRunOptions{});
+    ADD_FAILURE() << "a [batch, 1e12] input was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("input 'x' of block 0: a FP32 tensor of shape [1, "
+                                          "1000000000000]: cannot allocate 4000000000000 bytes",
+                                          0),
+              0u)
+        << e.what();
+  }
+}
+
+// The same through `ctp run`: exit status 1 and the message, not an OOM kill.
+TEST(RegressionLimits, CtpRunWithAHugeVarFailsWithAClearError) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("ctp_regression_limits_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  ProgramBuilder pb;
+  pb.data("x", {1000000000000});
+  pb.tmp("y", {1});
+  pb.op("mean").in("X", "x").out("Out", "y").role(op_role::kForward | op_role::kLoss);
+  write_file_atomically((dir / "main.json").string(),
+                        serialize_program(pb.build(), ProgramFormat::Json));
+  write_file_atomically((dir / "startup.json").string(),
+                        serialize_program(Program::with_global_block(), ProgramFormat::Json));
+  const std::string command = std::string(CTP_CLI_PATH) + " run --startup " +
+                              (dir / "startup.json").string() + " --main " +
+                              (dir / "main.json").string() + " 2>&1";
+  FILE* pipe = popen(command.c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string output;
+  char buffer[4096];
+  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
+  const int status = pclose(pipe);
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(WIFEXITED(status)) << output;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << output;
+  EXPECT_EQ(output.rfind("ctp: error: input 'x' of block 0: a FP32 tensor of shape [1000000000000]: "
+                         "cannot allocate 4000000000000 bytes: more than this machine's ",
+                         0),
+            0u)
+      << output;
+}
+
 }  // namespace
 }  // namespace ctp
