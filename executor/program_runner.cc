@@ -120,12 +120,21 @@ ProgramRunner::ProgramRunner(const Program& startup, const Program& main,
     direct_inputs_.push_back(name);
     inputs.insert(name);
   }
+  int64_t feed_ops = 0;
+  for (const Op& op : main_block_.ops()) feed_ops += op.type == "feed";
   for (const Op& op : main_block_.ops()) {
     if (op.type == "feed") {
       const auto* out = op.output("Out");
       if (!out || out->size() != 1) throw Error("block 0: a feed op has no single Out var");
       const Attribute* col = op.attr("col");
-      fed_.emplace_back(col ? col->as_int64() : 0, (*out)[0]);
+      const int64_t column = col ? col->as_int64() : 0;
+      // The feed list holds one tensor per feed op; a column beyond it would
+      // make each step allocate a list as long as the column says.
+      if (column < 0 || column >= feed_ops)
+        throw Error("block 0: the feed op of '" + (*out)[0] + "' has col " +
+                    std::to_string(column) + ", outside [0, " + std::to_string(feed_ops) +
+                    ") (one column per feed op)");
+      fed_.emplace_back(column, (*out)[0]);
       inputs.insert((*out)[0]);
     } else if (op.type == "fetch" && options_.fetch.empty()) {
       const auto* in = op.input("X");

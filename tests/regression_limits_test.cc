@@ -148,6 +148,67 @@ TEST(RegressionLimits, TensorShapesBeyondMemoryAreErrors) {
   EXPECT_EQ(Tensor(DataType::FP32, {int64_t{1} << 62, 0, int64_t{1} << 62}).numel(), 0);
 }
 
+// Block 0 of a main program: a feed op at `col` for x, a scale of x.
+Program feed_program(int64_t col, std::vector<int64_t> x_shape = {2}) {
+  ProgramBuilder pb;
+  pb.data("x", std::move(x_shape));
+  pb.tmp("y", {2});
+  Var feed_holder;
+  feed_holder.name = "feed";
+  feed_holder.type = VarKind::FEED_MINIBATCH;
+  pb.var(feed_holder);
+  pb.op("feed").in("X", "feed").out("Out", "x").attr("col", Attribute(static_cast<int32_t>(col)))
+      .role(op_role::kForward);
+  pb.op("scale").in("X", "x").out("Out", "y").attr("scale", 2.0f).role(op_role::kForward);
+  return pb.build();
+}
+
+// A feed op's col sized the feed list each step: col 2^31-1 asked for a list
+// of 2^31 tensors, and col -1 wrapped to a list of none (and a write past it).
+TEST(RegressionLimits, FeedColumnsOutsideTheFeedOpsAreErrors) {
+  const Program startup = Program::with_global_block();
+  for (int64_t col : {int64_t{2147483647}, int64_t{-1}, int64_t{1}}) {
+    const Program main = feed_program(col);
+    try {
+      ProgramRunner runner(startup, main, ProgramRunOptions{});
+      ADD_FAILURE() << "col " << col << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()), "block 0: the feed op of 'x' has col " + std::to_string(col) +
+                                           ", outside [0, 1) (one column per feed op)");
+    }
+  }
+  const Program main = feed_program(0);
+  ProgramRunner runner(startup, main, ProgramRunOptions{});
+  runner.run_startup();
+  EXPECT_NO_THROW(runner.run_step());
+}
+
+TEST(RegressionLimits, FetchColumnsBeyondTheBlockAreErrors) {
+  ProgramBuilder pb;
+  pb.tmp("x", {2});
+  Var fetch_holder;
+  fetch_holder.name = "fetch";
+  fetch_holder.type = VarKind::FETCH_LIST;
+  pb.var(fetch_holder);
+  pb.op("fill_constant").out("Out", "x").attr("shape", Attribute(std::vector<int64_t>{2}))
+      .attr("value", 1.0f).attr("dtype", Attribute(static_cast<int32_t>(DataType::FP32)))
+      .role(op_role::kForward);
+  pb.op("fetch").in("X", "x").out("Out", "fetch").attr("col", Attribute(int32_t{2147483647}))
+      .role(op_role::kForward);
+  const Program startup = Program::with_global_block();
+  const Program main = pb.build();
+  ProgramRunner runner(startup, main, ProgramRunOptions{});
+  runner.run_startup();
+  try {
+    runner.run_step();
+    ADD_FAILURE() << "col 2147483647 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("op 1 'fetch': col 2147483647 is not below the block's 2 ops"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 // A synthetic input's declared shape is the program's word: a huge one is
 // refused with the var's name, before any step.
 TEST(RegressionLimits, HugeDeclaredInputShapeIsAnErrorNamingTheVar) {

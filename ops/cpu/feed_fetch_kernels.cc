@@ -11,9 +11,14 @@ FeedFetchLists& lists(KernelContext& ctx) {
   return *ctx.services().feed_fetch;
 }
 
+// The fetch list grows to the largest column; bounding columns by the
+// block's op count keeps it as small as the program.
 std::size_t column(KernelContext& ctx) {
   const int64_t col = ctx.attr_int("col", 0);
   if (col < 0) throw Error(ctx.where() + "col " + std::to_string(col) + " is negative");
+  if (static_cast<uint64_t>(col) >= ctx.block().op_count())
+    throw Error(ctx.where() + "col " + std::to_string(col) + " is not below the block's " +
+                std::to_string(ctx.block().op_count()) + " ops");
   return static_cast<std::size_t>(col);
 }
 
