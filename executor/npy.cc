@@ -1,12 +1,16 @@
 #include "executor/npy.h"
 
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <regex>
 
 #include "program_ir/atomic_file.h"
 
 namespace ctp {
 namespace {
+
+constexpr std::size_t kMaxHeaderBytes = 10000;
 
 struct NpyType {
   const char* descr;
@@ -50,6 +54,11 @@ Tensor tensor_from_npy(const std::string& bytes, const std::string& origin) {
     throw Error(origin + ": unsupported .npy version " + std::to_string(major));
   }
   if (header_start + header_len > bytes.size()) throw Error(origin + ": truncated .npy header");
+  // numpy's own reader refuses longer headers (max_header_size); the
+  // header is matched with std::regex, whose matcher recurses per character.
+  if (header_len > kMaxHeaderBytes)
+    throw Error(origin + ": .npy header of " + std::to_string(header_len) +
+                " bytes is longer than the " + std::to_string(kMaxHeaderBytes) + " numpy reads");
   const std::string header = bytes.substr(header_start, header_len);
 
   std::string descr = header_value(header, "descr", origin);
@@ -66,15 +75,28 @@ Tensor tensor_from_npy(const std::string& bytes, const std::string& origin) {
   const std::string dims = header_value(header, "shape", origin);
   static const std::regex number("\\d+");
   for (auto it = std::sregex_iterator(dims.begin(), dims.end(), number);
-       it != std::sregex_iterator(); ++it)
-    shape.push_back(std::stoll(it->str()));
-
-  Tensor tensor(type->dtype, shape);
+       it != std::sregex_iterator(); ++it) {
+    int64_t dim = 0;  // saturating: any dimension that large fails the size check below
+    for (char c : it->str())
+      dim = dim > (std::numeric_limits<int64_t>::max() - (c - '0')) / 10
+                ? std::numeric_limits<int64_t>::max()
+                : dim * 10 + (c - '0');
+    shape.push_back(dim);
+  }
+  // The data must all be there before the tensor is allocated: the header
+  // alone could otherwise ask for any amount of memory.
+  constexpr uint64_t kHuge = std::numeric_limits<uint64_t>::max();
+  uint64_t needed = element_size(type->dtype);
+  for (int64_t d : shape)
+    if (d == 0) needed = 0;
+  for (int64_t d : shape)
+    if (d != 0) needed = needed > kHuge / static_cast<uint64_t>(d) ? kHuge : needed * static_cast<uint64_t>(d);
   const std::size_t data_start = header_start + header_len;
-  if (bytes.size() - data_start != tensor.bytes())
+  if (bytes.size() - data_start != needed)
     throw Error(origin + ": .npy data has " + std::to_string(bytes.size() - data_start) +
                 " bytes, shape " + dims + " of '" + descr + "' needs " +
-                std::to_string(tensor.bytes()));
+                (needed == kHuge ? "more than 2^64" : std::to_string(needed)));
+  Tensor tensor(type->dtype, shape);
   if (tensor.bytes()) std::memcpy(tensor.raw_data(), bytes.data() + data_start, tensor.bytes());
   return tensor;
 }

@@ -262,5 +262,50 @@ TEST(RegressionLimits, CtpRunWithAHugeVarFailsWithAClearError) {
       << output;
 }
 
+// A version-1 .npy file: the header padded as numpy pads it, then `data`.
+std::string npy_file(const std::string& descr, const std::string& shape, const std::string& data,
+                     std::size_t header_padding = 0) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  header += std::string((64 - (10 + header.size() + 1) % 64) % 64 + header_padding, ' ') + "\n";
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  return out + header + data;
+}
+
+std::string npy_error(const std::string& bytes) {
+  try {
+    tensor_from_npy(bytes, "x.npy");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+// The reader allocated the tensor a header asked for before looking at the
+// data: a 132-byte file could take all memory (or, beyond it, fail on the
+// allocation rather than on the file).
+TEST(RegressionLimits, NpyHeaderCannotAskForMoreThanTheDataHolds) {
+  EXPECT_EQ(npy_error(npy_file("<f4", "(1000000000000000,)", std::string(4, '\0'))),
+            "x.npy: .npy data has 4 bytes, shape (1000000000000000,) of '<f4' needs 4000000000000000");
+  EXPECT_EQ(npy_error(npy_file("<f8", "(4294967296, 4294967296)", "")),
+            "x.npy: .npy data has 0 bytes, shape (4294967296, 4294967296) of '<f8' needs more than 2^64");
+  const Tensor empty = tensor_from_npy(npy_file("<f4", "(0, 1000000000000)", ""), "x.npy");
+  EXPECT_EQ(empty.shape(), (std::vector<int64_t>{0, 1000000000000}));
+}
+
+// std::stoll threw std::out_of_range (not a ctp::Error) on a 20-digit dimension.
+TEST(RegressionLimits, NpyDimensionBeyondInt64IsAnError) {
+  EXPECT_EQ(npy_error(npy_file("<f4", "(99999999999999999999,)", "")),
+            "x.npy: .npy data has 0 bytes, shape (99999999999999999999,) of '<f4' needs more than 2^64");
+}
+
+TEST(RegressionLimits, NpyHeaderLongerThanNumpyReadsIsAnError) {
+  EXPECT_EQ(npy_error(npy_file("<f4", "(1,)", std::string(4, '\0'), 20000)),
+            "x.npy: .npy header of 20118 bytes is longer than the 10000 numpy reads");
+}
+
 }  // namespace
 }  // namespace ctp
