@@ -1,9 +1,13 @@
 #include "program_ir/json_convert.h"
 
 #include <cmath>
+#include <initializer_list>
 #include <limits>
+#include <optional>
 
+#include "program_ir/framework_fields.h"
 #include "program_ir/json_encoding.h"
+#include "program_ir/wire_format.h"
 
 namespace ctp::json_convert {
 namespace {
@@ -160,6 +164,29 @@ class Values {
   const Converter& c_;
 };
 
+// Raw wire fields kept for the protobuf writer, which appends them to their
+// message. They must be well-formed fields that use none of the message's own
+// numbers: anything else writes a file that does not read back (as ctp or
+// Paddle), e.g. bytes that reuse field 5 of a VarDesc as a string.
+void check_unknown_fields(const Converter& c, std::string_view bytes, const JPath& at,
+                          std::initializer_list<uint32_t> known, const char* message) {
+  try {
+    wire::Reader r(bytes, 0);
+    while (!r.done()) {
+      const std::size_t start = r.position();
+      const wire::Tag tag = r.read_tag();
+      for (uint32_t field : known)
+        if (tag.field == field)
+          c.fail(at, "holds field " + std::to_string(field) + ", which is " + message +
+                         "'s own, not an unknown one");
+      r.skip_field(tag, start);
+    }
+  } catch (const wire::WireFault& e) {
+    c.fail(at, std::string("is not a sequence of protobuf fields: ") + e.what() + " (at byte " +
+                   std::to_string(e.offset()) + ")");
+  }
+}
+
 AttrValue attr_value(const Values& v, AttrType type, Json& j, const JPath& at) {
   const std::string what = " for " + std::string(to_string(type));
   const JPath items = at.member("value");
@@ -270,6 +297,7 @@ Var Converter::var(Json& j, const JPath& at) const {
   Values v(*this);
   Var var;
   bool has_name = false;
+  std::optional<JPath> type_unknown_at;
   for (auto& [key, value] : v.object(j, at)) {
     JPath field = at.member(key);
     if (key == "name") {
@@ -301,13 +329,20 @@ Var Converter::var(Json& j, const JPath& at) const {
         var.attrs.push_back(var_attr(*this, v, name, spec, field.member(name)));
     } else if (key == "unknown_fields") {
       var.unknown_fields = v.bytes(value, field);
+      check_unknown_fields(*this, var.unknown_fields, field, {1, 2, 3, 4, 5, 6, 7}, "VarDesc");
     } else if (key == "type_unknown_fields") {
       var.type_unknown_fields = v.bytes(value, field);
+      type_unknown_at = field;
     } else {
       fail(at, "unknown key '" + key + "' in a var");
     }
   }
   if (!has_name) fail(at, "var has no \"name\"");
+  // The type's own fields are its kind and the tensor description of that
+  // kind; descriptions of other kinds are unknown fields (proto_io.h).
+  if (type_unknown_at)
+    check_unknown_fields(*this, var.type_unknown_fields, *type_unknown_at,
+                         {fields::var_type::kType, fields::tensor_desc_field(var.type)}, "VarType");
   // Keep the JSON form exactly as expressive as the protobuf form.
   if (!var.has_tensor_desc() &&
       (var.dtype != DataType::FP32 || !var.shape.empty() || var.lod_level != 0))
@@ -340,6 +375,7 @@ Op Converter::op(Json& j, const JPath& at) const {
       op.is_target = v.boolean(value, field);
     } else if (key == "unknown_fields") {
       op.unknown_fields = v.bytes(value, field);
+      check_unknown_fields(*this, op.unknown_fields, field, {1, 2, 3, 4, 5}, "OpDesc");
     } else {
       fail(at, "unknown key '" + key + "' in an op");
     }
@@ -363,6 +399,7 @@ void Converter::block_fields(Json& j, const JPath& at, Block& block) const {
       block.forward_block_idx = v.int32(value, field);
     } else if (key == "unknown_fields") {
       block.unknown_fields = v.bytes(value, field);
+      check_unknown_fields(*this, block.unknown_fields, field, {1, 2, 3, 4, 5}, "BlockDesc");
     } else if (key == "vars" || key == "ops") {
       v.expect(value.is_array(), value, field, "an array", {});
     } else {
@@ -404,6 +441,7 @@ void Converter::program_fields(Json& j, Program& program) const {
       program.op_compatible_map = v.bytes(value, field);
     } else if (key == "unknown_fields") {
       program.unknown_fields = v.bytes(value, field);
+      check_unknown_fields(*this, program.unknown_fields, field, {1, 3, 4, 5}, "ProgramDesc");
     } else if (key == "blocks") {
       v.expect(value.is_array(), value, field, "an array", {});
       has_blocks = true;
