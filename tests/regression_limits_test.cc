@@ -307,5 +307,69 @@ TEST(RegressionLimits, NpyHeaderLongerThanNumpyReadsIsAnError) {
             "x.npy: .npy header of 20118 bytes is longer than the 10000 numpy reads");
 }
 
+constexpr TranspileMode kModes[] = {TranspileMode::kGradAllReduce, TranspileMode::kLocalSgd,
+                                    TranspileMode::kSingleProcessMultiThread,
+                                    TranspileMode::kMultiThread};
+
+TranspileOptions options_for(TranspileMode mode) {
+  // single_process_multi_thread has one ring only.
+  return testing::options_for(2, 1, mode == TranspileMode::kSingleProcessMultiThread ? 1 : 2);
+}
+
+// One backward op whose op_role_var names 10,000 [param, grad] pairs: every
+// mode rewrites it in time linear in the pairs.
+TEST(RegressionLimits, OpRoleVarWithTenThousandPairs) {
+  constexpr int kParams = 10000;
+  ProgramBuilder pb, startup_pb;
+  pb.persistable("lr", {1});
+  std::vector<std::string> pairs;
+  for (int i = 0; i < kParams; ++i) {
+    const std::string p = "p" + std::to_string(i);
+    pb.param(p, {2});
+    startup_pb.param(p, {2});
+    pb.tmp(p + "@GRAD", {2});
+    pairs.push_back(p);
+    pairs.push_back(p + "@GRAD");
+  }
+  pb.op("fused_grads_of_all_params").role(op_role::kBackward).role_var(pairs);
+  for (int i = 0; i < kParams; ++i) {
+    const std::string p = "p" + std::to_string(i);
+    pb.op("sgd").in("Param", p).in("Grad", p + "@GRAD").in("LearningRate", "lr").out("ParamOut", p)
+        .role(op_role::kOptimize).role_var({p, p + "@GRAD"});
+  }
+  const Program main = pb.build();
+  const Program startup_program = startup_pb.build();
+  for (TranspileMode mode : kModes) {
+    Program startup = startup_program;
+    Program rewritten = main;
+    const auto start = Clock::now();
+    transpile(mode, options_for(mode), startup, rewritten);
+    EXPECT_LT(seconds_since(start), 60.0) << to_string(mode);
+    EXPECT_FALSE(has_errors(verify_program(rewritten))) << to_string(mode);
+    if (mode == TranspileMode::kGradAllReduce) {
+      std::size_t allreduces = 0;
+      for (const Op& op : rewritten.global_block().ops()) allreduces += op.type == "c_allreduce_sum";
+      EXPECT_EQ(allreduces, static_cast<std::size_t>(kParams));
+    }
+  }
+}
+
+// 100,000-op programs (17,000 fc layers, Adam) through every mode.
+TEST(RegressionLimits, HundredThousandOpProgramsTranspile) {
+  testing::ModelSpec spec;
+  spec.layers = 17000;
+  spec.optimizer = testing::Optimizer::kAdam;
+  const Program startup = testing::build_startup(spec);
+  const Program main = testing::build_main(spec);
+  ASSERT_GT(main.global_block().op_count(), 100000u);
+  for (TranspileMode mode : kModes) {
+    Program s = startup, m = main;
+    const auto start = Clock::now();
+    transpile(mode, options_for(mode), s, m);
+    EXPECT_LT(seconds_since(start), 60.0) << to_string(mode);
+    EXPECT_GT(m.global_block().op_count(), main.global_block().op_count()) << to_string(mode);
+  }
+}
+
 }  // namespace
 }  // namespace ctp
