@@ -4,7 +4,8 @@
 # (default 60), starting from its checked-in seed corpus (fuzz/corpus/TARGET).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      (default: every target)
 # New inputs the fuzzer finds go to build-fuzz/work/TARGET/corpus (the
-# checked-in seeds are only read); a crash, leak, timeout (10 s per input),
+# checked-in seeds are only read); a crash, leak, timeout (CTP_FUZZ_TIMEOUT
+# seconds per input, default 10; wall-clock, so raise it on a loaded machine),
 # out-of-memory (2 GB) or sanitizer report is saved as build-fuzz/work/TARGET/
 # crash-*, leak-*, timeout-* or oom-* and makes the script exit 1. Ends with
 # one line per target: seconds, executions, outcome.
@@ -35,7 +36,7 @@ for t in "${targets[@]}"; do
   echo "== $t: ${seconds} s"
   status=ok
   # -rss_limit_mb also caps single allocations (malloc_limit_mb defaults to it).
-  "$build/fuzz/$t" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+  "$build/fuzz/$t" -max_total_time="$seconds" -timeout="${CTP_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" "fuzz/corpus/$t" \
       >"$work/log" 2>&1 || status="FAILED (see $work/log)"
   tail -n 25 "$work/log" | grep -E "^(==|SUMMARY|stat::number_of_executed_units|Done)" || true
