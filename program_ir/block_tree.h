@@ -2,7 +2,7 @@
 // name declared in the block or an ancestor" costs one lookup in a table of
 // the names visible on the current path, whatever the nesting depth. (Walking
 // up from every block costs time, and listing every block's ancestors
-// memory, quadratic in the depth: a 200,000-block chain is a 1.2 MB file.)
+// memory, quadratic in the depth: a 100,000-block chain is a 600 KB file.)
 #pragma once
 #include <cstddef>
 #include <functional>
