@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (fuzz/) with clang, AddressSanitizer and
-# UndefinedBehaviorSanitizer into build-fuzz, then runs each for SECONDS
-# (default 60), starting from its checked-in seed corpus (fuzz/corpus/TARGET).
+# UndefinedBehaviorSanitizer into build-asan (scripts/sanitize.sh build-asan:
+# the sanitized test build, which shares the library), then runs each for
+# SECONDS (default 60), starting from its checked-in seed corpus
+# (fuzz/corpus/TARGET).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      (default: every target)
-# New inputs the fuzzer finds go to build-fuzz/work/TARGET/corpus (the
+# New inputs the fuzzer finds go to build-asan/fuzz-work/TARGET/corpus (the
 # checked-in seeds are only read); a crash, leak, timeout (CTP_FUZZ_TIMEOUT
 # seconds per input, default 10; wall-clock, so raise it on a loaded machine),
-# out-of-memory (2 GB) or sanitizer report is saved as build-fuzz/work/TARGET/
-# crash-*, leak-*, timeout-* or oom-* and makes the script exit 1. Ends with
-# one line per target: seconds, executions, outcome.
-# CTP_FUZZ_JOBS sets the build parallelism (default: nproc).
+# out-of-memory (2 GB) or sanitizer report is saved as build-asan/fuzz-work/
+# TARGET/crash-*, leak-*, timeout-* or oom-* and makes the script exit 1. Ends
+# with one line per target: seconds, executions, outcome.
+# CTP_SANITIZE_JOBS sets the build parallelism (default: nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -20,18 +22,14 @@ if ((${#targets[@]} == 0)); then
            fuzz_transpile_local_sgd fuzz_transpile_single_process_multi_thread
            fuzz_transpile_multi_thread)
 fi
-build=build-fuzz
-cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS="-O1 -D_GLIBCXX_ASSERTIONS" \
-  -DCTP_FUZZ=ON -DCTP_SANITIZE="address,undefined" -DCTP_WITH_CUDA=OFF -DCTP_WITH_GLOO=OFF \
-  -DCTP_BUILD_TESTS=OFF -DCTP_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j "${CTP_FUZZ_JOBS:-$(nproc)}" --target "${targets[@]}"
+build=build-asan
+bash scripts/sanitize.sh build-asan "${targets[@]}"
 
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 summary=()
 failed=0
 for t in "${targets[@]}"; do
-  work="$build/work/$t"
+  work="$build/fuzz-work/$t"
   mkdir -p "$work/corpus"
   echo "== $t: ${seconds} s"
   status=ok
@@ -39,7 +37,7 @@ for t in "${targets[@]}"; do
   "$build/fuzz/$t" -max_total_time="$seconds" -timeout="${CTP_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" "fuzz/corpus/$t" \
       >"$work/log" 2>&1 || status="FAILED (see $work/log)"
-  tail -n 25 "$work/log" | grep -E "^(==|SUMMARY|stat::number_of_executed_units|Done)" || true
+  grep -E "^(Done|stat::number_of_executed_units)" "$work/log" || true
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)
   if [[ "$status" != ok ]]; then
     failed=1
