@@ -154,9 +154,22 @@ AttrType read_attr_type(uint64_t raw, const Place& place) {
 
 // --- VarDesc ---
 
+// How many times `field` occurs in a message: a cheap pass (values are
+// skipped, not decoded) that lets vectors be sized once.
+std::size_t count_field(Reader r, uint32_t field) {
+  std::size_t n = 0;
+  for_each_field(r, [&](const Tag& tag, std::size_t start) {
+    n += tag.field == field;
+    r.skip_field(tag, start);
+  });
+  return n;
+}
+
+
 void parse_tensor_desc(Reader r, Var& var, const Place& place) {
   bool has_data_type = false;
   guarded(place, [&] {
+    var.shape.reserve(var.shape.size() + count_field(r, fl::tensor_desc::kDims));
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::tensor_desc::kDataType:
@@ -312,6 +325,7 @@ Slot parse_slot(Reader r, const Place& place) {
   Slot slot;
   bool has_parameter = false;
   guarded(place, [&] {
+    slot.args.reserve(count_field(r, fl::op_slot::kArguments));
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::op_slot::kParameter:
@@ -451,15 +465,22 @@ Op parse_op(Reader r, Place place) {
   bool has_type = false;
   guarded(place, [&] {
     Reader scan = r;
+    std::size_t input_count = 0, output_count = 0, attr_count = 0;
     for_each_field(scan, [&](const Tag& tag, std::size_t start) {
       if (tag.field == fl::op::kType) {
         op.type = read_bytes_field(scan, tag, start, "type");
         place.op_type = op.type;
         has_type = true;
-      } else {
-        scan.skip_field(tag, start);
+        return;
       }
+      input_count += tag.field == fl::op::kInputs;
+      output_count += tag.field == fl::op::kOutputs;
+      attr_count += tag.field == fl::op::kAttrs;
+      scan.skip_field(tag, start);
     });
+    op.inputs.reserve(input_count);
+    op.outputs.reserve(output_count);
+    op.attrs.reserve(attr_count);
     long inputs = 0, outputs = 0, attrs = 0;
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
@@ -514,11 +535,12 @@ Block parse_block(Reader r, Place place) {
           Place var_place = place;
           var_place.var = var_index++;
           Var var = parse_var(nested_at(r, tag, start, "vars", var_place), var_place);
-          if (block.has_var(var.name)) {
-            var_place.var_name = var.name;
+          const std::size_t before = block.var_count();
+          const Var& added = block.get_or_add_var(std::move(var));
+          if (block.var_count() == before) {
+            var_place.var_name = added.name;
             fail(var_place, "declared twice in the block");
           }
-          block.add_var(std::move(var));
           break;
         }
         case fl::block::kOps: {
