@@ -17,6 +17,32 @@ using wire::WireFault;
 using wire::WireType;
 namespace fl = fields;
 
+// A name from the input as it appears in a message: control bytes escaped,
+// and cut short, since a hostile file may hold a name of any length.
+std::string printable(std::string_view name) {
+  constexpr std::size_t kMax = 80;
+  std::size_t n = name.size();
+  if (n > kMax) {
+    n = kMax;
+    while (n > 0 && (static_cast<unsigned char>(name[n]) & 0xc0) == 0x80) --n;
+  }
+  std::string out;
+  out.reserve(n + 8);
+  for (char c : name.substr(0, n)) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  if (n < name.size()) out += "...";
+  return out;
+}
+
 // Where in the program the parser is. Cheap to copy (views into the input),
 // formatted only when an error is reported.
 struct Place {
@@ -41,13 +67,13 @@ struct Place {
     };
     auto named = [](const char* what, long index, std::string_view name) {
       return name.empty() ? std::string(what) + " " + std::to_string(index)
-                          : std::string(what) + " '" + std::string(name) + "'";
+                          : std::string(what) + " '" + printable(name) + "'";
     };
     if (part) add(part);
     if (block >= 0) add("block " + std::to_string(block));
     if (op >= 0)
       add("op " + std::to_string(op) +
-          (op_type.empty() ? std::string() : " '" + std::string(op_type) + "'"));
+          (op_type.empty() ? std::string() : " '" + printable(op_type) + "'"));
     if (var >= 0) add(named("var", var, var_name));
     if (slot_side) add(named(slot_side, slot, slot_name));
     if (attr >= 0) add(named("attr", attr, attr_name));
@@ -599,7 +625,7 @@ OpVersionEntry parse_op_version_pair(Reader r, const Place& place) {
     });
   });
   if (!has_name) fail(place, "OpVersionPair has no op_name (field 1)");
-  if (!has_version) fail(place, "OpVersionPair '" + entry.op_name + "' has no op_version (field 2)");
+  if (!has_version) fail(place, "OpVersionPair '" + printable(entry.op_name) + "' has no op_version (field 2)");
   return entry;
 }
 
