@@ -17,6 +17,32 @@ using wire::WireFault;
 using wire::WireType;
 namespace fl = fields;
 
+// A name from the input as it appears in a message: control bytes escaped,
+// and cut short, since a hostile file may hold a name of any length.
+std::string printable(std::string_view name) {
+  constexpr std::size_t kMax = 80;
+  std::size_t n = name.size();
+  if (n > kMax) {
+    n = kMax;
+    while (n > 0 && (static_cast<unsigned char>(name[n]) & 0xc0) == 0x80) --n;
+  }
+  std::string out;
+  out.reserve(n + 8);
+  for (char c : name.substr(0, n)) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  if (n < name.size()) out += "...";
+  return out;
+}
+
 // Where in the program the parser is. Cheap to copy (views into the input),
 // formatted only when an error is reported.
 struct Place {
@@ -41,13 +67,13 @@ struct Place {
     };
     auto named = [](const char* what, long index, std::string_view name) {
       return name.empty() ? std::string(what) + " " + std::to_string(index)
-                          : std::string(what) + " '" + std::string(name) + "'";
+                          : std::string(what) + " '" + printable(name) + "'";
     };
     if (part) add(part);
     if (block >= 0) add("block " + std::to_string(block));
     if (op >= 0)
       add("op " + std::to_string(op) +
-          (op_type.empty() ? std::string() : " '" + std::string(op_type) + "'"));
+          (op_type.empty() ? std::string() : " '" + printable(op_type) + "'"));
     if (var >= 0) add(named("var", var, var_name));
     if (slot_side) add(named(slot_side, slot, slot_name));
     if (attr >= 0) add(named("attr", attr, attr_name));
@@ -154,9 +180,22 @@ AttrType read_attr_type(uint64_t raw, const Place& place) {
 
 // --- VarDesc ---
 
+// How many times `field` occurs in a message: a cheap pass (values are
+// skipped, not decoded) that lets vectors be sized once.
+std::size_t count_field(Reader r, uint32_t field) {
+  std::size_t n = 0;
+  for_each_field(r, [&](const Tag& tag, std::size_t start) {
+    n += tag.field == field;
+    r.skip_field(tag, start);
+  });
+  return n;
+}
+
+
 void parse_tensor_desc(Reader r, Var& var, const Place& place) {
   bool has_data_type = false;
   guarded(place, [&] {
+    var.shape.reserve(var.shape.size() + count_field(r, fl::tensor_desc::kDims));
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::tensor_desc::kDataType:
@@ -312,6 +351,7 @@ Slot parse_slot(Reader r, const Place& place) {
   Slot slot;
   bool has_parameter = false;
   guarded(place, [&] {
+    slot.args.reserve(count_field(r, fl::op_slot::kArguments));
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::op_slot::kParameter:
@@ -451,15 +491,22 @@ Op parse_op(Reader r, Place place) {
   bool has_type = false;
   guarded(place, [&] {
     Reader scan = r;
+    std::size_t input_count = 0, output_count = 0, attr_count = 0;
     for_each_field(scan, [&](const Tag& tag, std::size_t start) {
       if (tag.field == fl::op::kType) {
         op.type = read_bytes_field(scan, tag, start, "type");
         place.op_type = op.type;
         has_type = true;
-      } else {
-        scan.skip_field(tag, start);
+        return;
       }
+      input_count += tag.field == fl::op::kInputs;
+      output_count += tag.field == fl::op::kOutputs;
+      attr_count += tag.field == fl::op::kAttrs;
+      scan.skip_field(tag, start);
     });
+    op.inputs.reserve(input_count);
+    op.outputs.reserve(output_count);
+    op.attrs.reserve(attr_count);
     long inputs = 0, outputs = 0, attrs = 0;
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
@@ -514,11 +561,12 @@ Block parse_block(Reader r, Place place) {
           Place var_place = place;
           var_place.var = var_index++;
           Var var = parse_var(nested_at(r, tag, start, "vars", var_place), var_place);
-          if (block.has_var(var.name)) {
-            var_place.var_name = var.name;
+          const std::size_t before = block.var_count();
+          const Var& added = block.get_or_add_var(std::move(var));
+          if (block.var_count() == before) {
+            var_place.var_name = added.name;
             fail(var_place, "declared twice in the block");
           }
-          block.add_var(std::move(var));
           break;
         }
         case fl::block::kOps: {
@@ -577,7 +625,7 @@ OpVersionEntry parse_op_version_pair(Reader r, const Place& place) {
     });
   });
   if (!has_name) fail(place, "OpVersionPair has no op_name (field 1)");
-  if (!has_version) fail(place, "OpVersionPair '" + entry.op_name + "' has no op_version (field 2)");
+  if (!has_version) fail(place, "OpVersionPair '" + printable(entry.op_name) + "' has no op_version (field 2)");
   return entry;
 }
 
