@@ -1,8 +1,74 @@
 #include "executor/communicator.h"
 
+#include <cstring>
+
+#include "executor/thread_group.h"
 #include "program_ir/error.h"
 
 namespace ctp {
+
+std::string_view to_string(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::Sum: return "sum";
+    case ReduceOp::Max: return "max";
+    case ReduceOp::Min: return "min";
+    case ReduceOp::Prod: return "prod";
+  }
+  return "?";
+}
+
+std::string Communicator::where(std::string_view op, const Tensor* tensor) const {
+  std::string out = "rank " + std::to_string(rank()) + " of " + std::to_string(size()) +
+                    ", ring " + std::to_string(ring_id()) + " (" + backend() + "): " +
+                    std::string(op);
+  if (tensor && tensor->initialized())
+    out += " " + std::string(ctp::to_string(tensor->dtype())) + "[" +
+           std::to_string(tensor->numel()) + "]";
+  return out + ": ";
+}
+
+void Communicator::all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op) {
+  if (tensors.empty()) return;
+  DataType dtype = tensors[0]->dtype();
+  int64_t total = 0;
+  bool contiguous = true;
+  const char* expected = static_cast<const char*>(tensors[0]->raw_data());
+  for (Tensor* t : tensors) {
+    if (t->dtype() != dtype)
+      throw Error(where("all_reduce_many") + "tensors of different dtypes (" +
+                  std::string(ctp::to_string(dtype)) + " and " +
+                  std::string(ctp::to_string(t->dtype())) + ") cannot be fused");
+    contiguous = contiguous && t->shares_buffer_with(*tensors[0]) &&
+                 static_cast<const char*>(t->raw_data()) == expected;
+    expected = static_cast<const char*>(t->raw_data()) + t->bytes();
+    total += t->numel();
+  }
+  if (contiguous) {
+    // Views laid out back to back in one buffer: reduce them in place.
+    Tensor whole = Tensor::view(tensors[0]->buffer(), tensors[0]->offset(), dtype, {total});
+    all_reduce(whole, op);
+    return;
+  }
+  Tensor packed(dtype, {total});
+  char* p = static_cast<char*>(packed.raw_data());
+  for (Tensor* t : tensors) {
+    std::memcpy(p, t->raw_data(), t->bytes());
+    p += t->bytes();
+  }
+  all_reduce(packed, op);
+  p = static_cast<char*>(packed.raw_data());
+  for (Tensor* t : tensors) {
+    std::memcpy(t->raw_data(), p, t->bytes());
+    p += t->bytes();
+  }
+}
+
+CommunicatorManager::~CommunicatorManager() {
+  // Communicators first: they may still talk to the stores kept alive here.
+  std::lock_guard<std::mutex> lock(mu_);
+  rings_.clear();
+  kept_.clear();
+}
 
 void CommunicatorManager::install(int ring_id, std::unique_ptr<Communicator> comm) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -23,9 +89,31 @@ bool CommunicatorManager::has(int ring_id) const {
   return rings_.count(ring_id) != 0;
 }
 
+std::vector<int> CommunicatorManager::ring_ids() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<int> out;
+  for (const auto& [ring, comm] : rings_) out.push_back(ring);
+  return out;
+}
+
 void CommunicatorManager::abort_all(const std::string& reason) {
   std::lock_guard<std::mutex> lock(mu_);
   for (auto& [ring, comm] : rings_) comm->abort(reason);
+}
+
+void CommunicatorManager::join_thread_group(std::shared_ptr<ThreadGroup> group, int local_rank) {
+  if (group && (local_rank < 0 || local_rank >= group->size()))
+    throw Error("local rank " + std::to_string(local_rank) + " is outside a thread group of " +
+                std::to_string(group->size()));
+  group_ = std::move(group);
+  local_rank_ = local_rank;
+}
+
+int CommunicatorManager::local_size() const { return group_ ? group_->size() : 1; }
+
+void CommunicatorManager::keep_alive(std::shared_ptr<void> resource) {
+  std::lock_guard<std::mutex> lock(mu_);
+  kept_.push_back(std::move(resource));
 }
 
 }  // namespace ctp

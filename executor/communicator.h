@@ -1,5 +1,6 @@
 // Communicators: one per ring id, behind one interface, with several
-// backends (Gloo on CPU, NCCL on GPU). A communicator owns its streams and a
+// backends (Gloo on CPU, NCCL on GPU, in-process threads for the
+// single-process multi-device modes). A communicator owns its streams and a
 // timeout; every error it raises names the rank, the ring id and the op.
 #pragma once
 #include <chrono>
@@ -7,12 +8,32 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "executor/tensor.h"
 
 namespace ctp {
 
 enum class ReduceOp { Sum, Max, Min, Prod };
+std::string_view to_string(ReduceOp op);
+
+// How long a worker waits for its peers, at every step: the unique-id
+// exchange, connecting a ring, and each collective. A peer that dies or
+// never comes up therefore ends the run with an error, never a hang.
+struct CommOptions {
+  std::chrono::milliseconds timeout{std::chrono::seconds(300)};
+  // Pause between rank 0's attempts to reach a peer that is not up yet.
+  std::chrono::milliseconds retry_interval{50};
+};
+
+// Raised by an operation that ended because its communicator (or thread
+// group) was aborted after some other failure; that other failure is the
+// root cause to report.
+class CommAbortedError : public Error {
+ public:
+  using Error::Error;
+};
 
 class Communicator {
  public:
@@ -20,10 +41,14 @@ class Communicator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual int ring_id() const = 0;
-  virtual std::string backend() const = 0;  // "gloo", "nccl", ...
+  virtual std::string backend() const = 0;  // "gloo", "nccl", "threads"
 
   // In place on `tensor` (every rank passes the same dtype and shape).
   virtual void all_reduce(Tensor& tensor, ReduceOp op) = 0;
+  // Several tensors of one dtype reduced as one fused call (c_allreduce_xsum
+  // and fused gradients). The default packs them into one buffer unless they
+  // already lie back to back in one (coalesce_tensor's views).
+  virtual void all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op);
   virtual void broadcast(Tensor& tensor, int root) = 0;
   // `out` has `size()` times the elements of `in`, rank-major along dim 0.
   virtual void all_gather(const Tensor& in, Tensor& out) = 0;
@@ -31,21 +56,60 @@ class Communicator {
   // Ends pending and future operations with an error (used on timeouts and
   // when a peer is known dead) instead of hanging.
   virtual void abort(const std::string& reason) = 0;
+
+  // "rank 1 of 4, ring 0 (gloo): all_reduce FP32[1024]: " for error messages.
+  std::string where(std::string_view op, const Tensor* tensor = nullptr) const;
 };
 
-// The communicators of one worker (or one device thread), by ring id.
+class ThreadGroup;  // executor/thread_group.h
+
+// The communication state of one worker (or of one device thread when one
+// process drives several devices): its options, its identity among the
+// threads of its process, the communicators by ring id, and what must live
+// as long as they do (rank 0's rendezvous stores).
 class CommunicatorManager {
  public:
+  CommunicatorManager() = default;
+  explicit CommunicatorManager(CommOptions options) : options_(options) {}
+  ~CommunicatorManager();
+  CommunicatorManager(const CommunicatorManager&) = delete;
+  CommunicatorManager& operator=(const CommunicatorManager&) = delete;
+
+  const CommOptions& options() const { return options_; }
+  void set_options(const CommOptions& options) { options_ = options; }
+
   // Replaces any communicator already installed for that ring.
   void install(int ring_id, std::unique_ptr<Communicator> comm);
   // Throws ctp::Error "ring N is not initialized (run c_comm_init first)".
   Communicator& get(int ring_id);
   bool has(int ring_id) const;
+  std::vector<int> ring_ids() const;
   void abort_all(const std::string& reason);
 
+  // This manager's device thread among the threads of its process (none:
+  // the worker drives one device, local_size() is 1).
+  void join_thread_group(std::shared_ptr<ThreadGroup> group, int local_rank);
+  ThreadGroup* thread_group() const { return group_.get(); }
+  int local_rank() const { return local_rank_; }
+  int local_size() const;
+
+  // This worker's own endpoint, once c_gen_nccl_id has named it; used to
+  // label the worker in its peers' error messages and to choose the local
+  // address the Gloo transport binds to.
+  void set_endpoint(std::string endpoint) { endpoint_ = std::move(endpoint); }
+  const std::string& endpoint() const { return endpoint_; }
+
+  // Keeps `resource` alive as long as this manager (rank 0's store server).
+  void keep_alive(std::shared_ptr<void> resource);
+
  private:
+  CommOptions options_;
   mutable std::mutex mu_;
   std::map<int, std::unique_ptr<Communicator>> rings_;
+  std::shared_ptr<ThreadGroup> group_;
+  int local_rank_ = 0;
+  std::string endpoint_;
+  std::vector<std::shared_ptr<void>> kept_;
 };
 
 }  // namespace ctp

@@ -1,0 +1,280 @@
+#include "executor/gloo/gloo_communicator.h"
+
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/transport/tcp/device.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "executor/communicator_reduce.h"
+#include "executor/gloo/gloo_store.h"
+
+namespace ctp {
+namespace {
+
+// Gloo writes to its sockets with writev(2), which raises SIGPIPE when the
+// peer is gone: that would kill the worker silently instead of letting the
+// error name the dead peer. SIGPIPE is blocked in the calling thread while
+// Gloo works (and in Gloo's event-loop thread, which inherits the mask when
+// the device creates it); a SIGPIPE raised meanwhile is discarded before the
+// mask is restored. The process's signal dispositions are left alone.
+class SigpipeBlock {
+ public:
+  SigpipeBlock() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &set, &old_);
+  }
+  ~SigpipeBlock() {
+    if (sigismember(&old_, SIGPIPE)) return;
+    sigset_t pending;
+    sigpending(&pending);
+    if (sigismember(&pending, SIGPIPE)) {
+      sigset_t set;
+      sigemptyset(&set);
+      sigaddset(&set, SIGPIPE);
+      timespec zero{0, 0};
+      sigtimedwait(&set, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+ private:
+  sigset_t old_;
+};
+
+bool is_loopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
+std::string default_label() {
+  char host[256] = {0};
+  ::gethostname(host, sizeof(host) - 1);
+  return std::string(host) + " pid " + std::to_string(::getpid());
+}
+
+class GlooCommunicator final : public Communicator {
+ public:
+  GlooCommunicator(const GlooRingSetup& setup, std::shared_ptr<StoreClient> client,
+                   std::shared_ptr<gloo::transport::Device> device,
+                   std::shared_ptr<gloo::rendezvous::Context> context)
+      : setup_(setup), client_(std::move(client)), device_(std::move(device)),
+        context_(std::move(context)) {}
+
+  ~GlooCommunicator() override {
+    // Goodbye first, so that the store does not report this rank as dead
+    // when its connections close.
+    try {
+      client_->close();
+    } catch (...) {
+    }
+    SigpipeBlock guard;
+    context_.reset();
+    device_.reset();
+  }
+
+  int rank() const override { return setup_.rank; }
+  int size() const override { return setup_.size; }
+  int ring_id() const override { return setup_.ring_id; }
+  std::string backend() const override { return "gloo"; }
+
+  void all_reduce(Tensor& tensor, ReduceOp op) override {
+    std::string where = this->where("all_reduce(" + std::string(to_string(op)) + ")", &tensor);
+    DataType dtype = tensor.dtype();
+    if (!is_reducible(dtype))
+      throw Error(where + "all-reduce of " + std::string(ctp::to_string(dtype)) +
+                  " is not supported");
+    if (tensor.numel() == 0 || size() == 1) return;
+    run(where, [&] {
+      gloo::AllreduceOptions opts(context_);
+      set_typed_output(opts, tensor.raw_data(), tensor.numel(), element_size(dtype));
+      opts.setReduceFunction([dtype, op](void* out, const void* a, const void* b, size_t n) {
+        reduce_elements(dtype, op, out, a, b, n);
+      });
+      opts.setTimeout(setup_.options.timeout);
+      gloo::allreduce(opts);
+    });
+  }
+
+  void broadcast(Tensor& tensor, int root) override {
+    std::string where = this->where("broadcast(root " + std::to_string(root) + ")", &tensor);
+    if (root < 0 || root >= size())
+      throw Error(where + "root " + std::to_string(root) + " is not a rank of this ring");
+    if (tensor.bytes() == 0 || size() == 1) return;
+    run(where, [&] {
+      gloo::BroadcastOptions opts(context_);
+      opts.setOutput(static_cast<uint8_t*>(tensor.raw_data()), tensor.bytes());
+      opts.setRoot(root);
+      opts.setTimeout(setup_.options.timeout);
+      gloo::broadcast(opts);
+    });
+  }
+
+  void all_gather(const Tensor& in, Tensor& out) override {
+    std::string where = this->where("all_gather", &in);
+    if (out.dtype() != in.dtype() || out.numel() != in.numel() * size())
+      throw Error(where + "the output must hold " + std::to_string(size()) + " x " +
+                  std::to_string(in.numel()) + " elements of " +
+                  std::string(ctp::to_string(in.dtype())));
+    if (in.bytes() == 0) return;
+    if (size() == 1) {
+      std::memcpy(out.raw_data(), in.raw_data(), in.bytes());
+      return;
+    }
+    run(where, [&] {
+      gloo::AllgatherOptions opts(context_);
+      opts.setInput(static_cast<uint8_t*>(const_cast<void*>(in.raw_data())), in.bytes());
+      opts.setOutput(static_cast<uint8_t*>(out.raw_data()), out.bytes());
+      opts.setTimeout(setup_.options.timeout);
+      gloo::allgather(opts);
+    });
+  }
+
+  void barrier() override {
+    if (size() == 1) return;
+    run(where("barrier"), [&] {
+      gloo::BarrierOptions opts(context_);
+      opts.setTimeout(setup_.options.timeout);
+      gloo::barrier(opts);
+    });
+  }
+
+  void abort(const std::string& reason) override {
+    // Gloo cannot interrupt an op in flight: that one ends at its timeout.
+    // Every later op fails at once.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (broken_.empty()) broken_ = "aborted: " + reason;
+  }
+
+ private:
+  static void set_typed_output(gloo::AllreduceOptions& opts, void* data, int64_t n,
+                               std::size_t esize) {
+    auto count = static_cast<size_t>(n);
+    switch (esize) {
+      case 1: return opts.setOutput(static_cast<uint8_t*>(data), count);
+      case 2: return opts.setOutput(static_cast<uint16_t*>(data), count);
+      case 4: return opts.setOutput(static_cast<uint32_t*>(data), count);
+      case 8: return opts.setOutput(static_cast<uint64_t*>(data), count);
+      default: throw Error("unsupported element size " + std::to_string(esize));
+    }
+  }
+
+  template <typename Fn>
+  void run(const std::string& where, Fn&& fn) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!broken_.empty())
+        throw CommAbortedError(where + "the communicator is unusable after an earlier failure: " +
+                               broken_);
+    }
+    auto started = net::Clock::now();
+    try {
+      SigpipeBlock guard;
+      fn();
+    } catch (const std::exception& e) {
+      bool timed_out = net::Clock::now() - started >= setup_.options.timeout;
+      std::string message = where + explain_failure(timed_out) + " [gloo: " + e.what() + "]";
+      std::lock_guard<std::mutex> lock(mu_);
+      if (broken_.empty()) broken_ = message;
+      throw Error(message);
+    }
+  }
+
+  // Asks the store which peers are gone. A dead peer's connections close at
+  // once, but the store may learn of it a moment after Gloo does, so an I/O
+  // failure waits briefly for the store's verdict; a timeout does not (the
+  // store had the whole timeout to notice a death).
+  std::string explain_failure(bool timed_out) {
+    auto grace = timed_out ? std::chrono::milliseconds(0)
+                           : std::min<std::chrono::milliseconds>(std::chrono::seconds(2),
+                                                                 setup_.options.timeout);
+    net::Deadline deadline = net::deadline_after(grace);
+    auto others = [&](std::vector<LostPeer> peers) {
+      peers.erase(std::remove_if(peers.begin(), peers.end(),
+                                 [&](const LostPeer& p) { return p.rank == rank(); }),
+                  peers.end());
+      return peers;
+    };
+    auto list = [](const std::vector<LostPeer>& peers) {
+      std::string out = peers.size() == 1 ? "peer " : "peers ";
+      for (std::size_t i = 0; i < peers.size(); ++i)
+        out += (i ? ", " : "") + std::string("rank ") + std::to_string(peers[i].rank) + " (" +
+               peers[i].label + ")";
+      return out;
+    };
+    std::vector<LostPeer> departed;
+    for (;;) {
+      std::vector<LostPeer> lost;
+      try {
+        lost = others(client_->lost_peers());
+        departed = others(client_->departed_peers());
+      } catch (const std::exception&) {
+        return "rank 0, which hosts this ring's rendezvous store at " +
+               setup_.store.endpoint.to_string() + ", is gone (it died or exited)";
+      }
+      if (!lost.empty()) return list(lost) + (lost.size() == 1 ? " died" : " died (in this order)");
+      if (net::Clock::now() >= deadline) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (!departed.empty())
+      return list(departed) + " closed the communicator while this rank still ran collectives "
+                              "(the ranks ran different numbers of collectives)";
+    if (timed_out)
+      return "timed out after " + net::duration_text(setup_.options.timeout) +
+             " (no peer died: a peer is stalled or runs a different collective schedule)";
+    return "the connection to a peer failed";
+  }
+
+  GlooRingSetup setup_;
+  std::shared_ptr<StoreClient> client_;
+  std::shared_ptr<gloo::transport::Device> device_;
+  std::shared_ptr<gloo::rendezvous::Context> context_;
+  std::mutex mu_;
+  std::string broken_;  // the first failure; non-empty makes every later op fail
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> connect_gloo_ring(const GlooRingSetup& setup) {
+  std::string where = "rank " + std::to_string(setup.rank) + " of " + std::to_string(setup.size) +
+                      ", ring " + std::to_string(setup.ring_id) + " (gloo): connecting: ";
+  if (setup.size < 1 || setup.rank < 0 || setup.rank >= setup.size)
+    throw Error(where + "rank must be in [0, nranks)");
+  std::string label = setup.label.empty() ? default_label() : setup.label;
+  std::shared_ptr<StoreClient> client;
+  try {
+    client = std::make_shared<StoreClient>(setup.store, setup.rank, label, setup.options.timeout);
+  } catch (const std::exception& e) {
+    throw Error(where + e.what());
+  }
+  std::string bind_host = setup.bind_host;
+  if (bind_host.empty())
+    bind_host = is_loopback(setup.store.endpoint.host) ? "127.0.0.1" : client->local_host();
+
+  SigpipeBlock guard;  // Gloo's event-loop thread starts here and inherits the mask
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = bind_host;
+    auto device = gloo::transport::tcp::CreateDevice(attr);
+    auto context = std::make_shared<gloo::rendezvous::Context>(setup.rank, setup.size);
+    context->setTimeout(setup.options.timeout);
+    GlooStore store(client, "gloo/");
+    context->connectFullMesh(store, device);
+    return std::make_unique<GlooCommunicator>(setup, client, device, context);
+  } catch (const std::exception& e) {
+    throw Error(where + "through the store at " + setup.store.endpoint.to_string() + ": " +
+                e.what());
+  }
+}
+
+}  // namespace ctp

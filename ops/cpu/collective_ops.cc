@@ -1,0 +1,102 @@
+// CPU kernels of the collective ops the transpilers insert. Each runs
+// synchronously on the ring's communicator: when the kernel returns, the
+// collective is complete and its result is in Out.
+#include <cstring>
+
+#include "ops/cpu/collective_common.h"
+
+namespace ctp {
+namespace {
+
+using collective::int_attr;
+using collective::out_like_input;
+using collective::ring;
+
+std::string arg(KernelContext& ctx, std::string_view slot, std::size_t i = 0) {
+  return "'" + ctx.input_names(slot).at(i) + "'";
+}
+
+void c_broadcast(KernelContext& ctx) {
+  Communicator& comm = ring(ctx);
+  Tensor& out = out_like_input(ctx);
+  int root = static_cast<int>(int_attr(ctx, "root", 0));
+  try {
+    comm.broadcast(out, root);
+  } catch (const Error& e) {
+    throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
+  }
+}
+
+template <ReduceOp Op>
+void c_allreduce(KernelContext& ctx) {
+  Communicator& comm = ring(ctx);
+  Tensor& out = out_like_input(ctx);
+  try {
+    comm.all_reduce(out, Op);
+  } catch (const Error& e) {
+    throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
+  }
+}
+
+// Several gradients reduced as one fused call (fuse_allreduce == 2).
+void c_allreduce_xsum(KernelContext& ctx) {
+  Communicator& comm = ring(ctx);
+  std::vector<Tensor*> tensors;
+  for (std::size_t i = 0; i < ctx.input_names("X").size(); ++i)
+    tensors.push_back(&out_like_input(ctx, i));
+  try {
+    comm.all_reduce_many(tensors, ReduceOp::Sum);
+  } catch (const Error& e) {
+    throw Error(ctx.where() + std::to_string(tensors.size()) + " tensors from X=" +
+                arg(ctx, "X") + ": " + e.what());
+  }
+}
+
+void c_allgather(KernelContext& ctx) {
+  Communicator& comm = ring(ctx);
+  const Tensor& x = ctx.input("X");
+  int64_t nranks = int_attr(ctx, "nranks", comm.size());
+  if (nranks != comm.size())
+    throw Error(ctx.where() + "attribute nranks=" + std::to_string(nranks) + " but ring " +
+                std::to_string(comm.ring_id()) + " has " + std::to_string(comm.size()) + " ranks");
+  std::vector<int64_t> shape = x.shape();
+  if (shape.empty()) shape.push_back(1);
+  shape[0] *= nranks;
+  // X may be Out (in place); gather from a snapshot then.
+  Tensor input = x;
+  if (ctx.output_names("Out").at(0) == ctx.input_names("X").at(0)) {
+    input = Tensor(x.dtype(), x.shape());
+    std::memcpy(input.raw_data(), x.raw_data(), x.bytes());
+  }
+  Tensor& out = ctx.output("Out");
+  out.resize(x.dtype(), shape);
+  try {
+    comm.all_gather(input, out);
+  } catch (const Error& e) {
+    throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
+  }
+}
+
+// c_sync_calc_stream / c_sync_comm_stream order a device's compute stream
+// and a ring's communication stream. On CPU there are no streams: every
+// kernel, the collectives included, has finished its work when it returns
+// (the Gloo and thread communicators are synchronous), so everything queued
+// before the op is already complete and there is nothing to wait for. They
+// only keep Out bound to X. The GPU backend makes them event waits.
+void c_sync_stream(KernelContext& ctx) {
+  for (std::size_t i = 0; i < ctx.input_names("X").size(); ++i) out_like_input(ctx, i);
+}
+
+}  // namespace
+
+CTP_REGISTER_KERNEL(c_broadcast, CPU, c_broadcast);
+CTP_REGISTER_KERNEL(c_allreduce_sum, CPU, c_allreduce<ReduceOp::Sum>);
+CTP_REGISTER_KERNEL(c_allreduce_max, CPU, c_allreduce<ReduceOp::Max>);
+CTP_REGISTER_KERNEL(c_allreduce_min, CPU, c_allreduce<ReduceOp::Min>);
+CTP_REGISTER_KERNEL(c_allreduce_prod, CPU, c_allreduce<ReduceOp::Prod>);
+CTP_REGISTER_KERNEL(c_allreduce_xsum, CPU, c_allreduce_xsum);
+CTP_REGISTER_KERNEL(c_allgather, CPU, c_allgather);
+CTP_REGISTER_KERNEL(c_sync_calc_stream, CPU, c_sync_stream);
+CTP_REGISTER_KERNEL(c_sync_comm_stream, CPU, c_sync_stream);
+
+}  // namespace ctp

@@ -1,0 +1,259 @@
+// `ctp launch` as users run it: real worker processes over 127.0.0.1. The
+// workers get Paddle's and torchrun's variables and their output is
+// prefixed; a failing worker stops the others; a worker killed in the
+// middle of all-reduces is named by the survivors (within the configured
+// timeout) and by the launcher; two launchers form one two-node job.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <future>
+#include <string>
+#include <vector>
+
+#include "executor/rendezvous_socket.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+
+struct CliRun {
+  bool exited = false;
+  int code = -1;
+  std::string output;  // stdout and stderr, interleaved
+  double seconds = 0;
+};
+
+// Runs the ctp tool with `args`; `watch` sees the output so far as it grows.
+// The tool is killed if it outlives `deadline`.
+CliRun run_ctp(const std::vector<std::string>& args,
+               const std::function<void(const std::string&, pid_t)>& watch = {},
+               std::chrono::seconds deadline = 60s) {
+  int fds[2];
+  EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  std::vector<std::string> argv_s = {CTP_CLI_PATH};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(fds[1], 1);
+    ::dup2(fds[1], 2);
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  CliRun run;
+  bool eof = false, killed = false;
+  for (;;) {
+    if (!eof) {
+      pollfd p{fds[0], POLLIN, 0};
+      if (::poll(&p, 1, 50) > 0) {
+        char buf[4096];
+        ssize_t n = ::read(fds[0], buf, sizeof(buf));
+        if (n <= 0) eof = true;
+        else run.output.append(buf, static_cast<std::size_t>(n));
+        if (watch) watch(run.output, pid);
+      }
+    } else {
+      std::this_thread::sleep_for(10ms);
+    }
+    int status = 0;
+    if (eof && ::waitpid(pid, &status, WNOHANG) == pid) {
+      run.exited = WIFEXITED(status);
+      run.code = WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status);
+      break;
+    }
+    if (!killed && std::chrono::steady_clock::now() - start > deadline) {
+      ::kill(pid, SIGKILL);
+      killed = true;
+    }
+  }
+  ::close(fds[0]);
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return run;
+}
+
+bool has(const std::string& text, const std::string& needle) {
+  return text.find(needle) != std::string::npos;
+}
+
+// The whole line of `text` that starts with `start`, or "".
+std::string line_starting(const std::string& text, const std::string& start) {
+  std::size_t at = text.rfind("\n" + start);
+  if (at == std::string::npos) {
+    if (text.rfind(start, 0) != 0) return "";
+    at = 0;
+  } else {
+    ++at;
+  }
+  return text.substr(at, text.find('\n', at) - at);
+}
+
+// The value after "key=" up to the next space in `line`.
+std::string field(const std::string& line, const std::string& key) {
+  std::size_t at = line.find(" " + key + "=");
+  if (at == std::string::npos) return "";
+  at += key.size() + 2;
+  return line.substr(at, line.find(' ', at) - at);
+}
+
+// The pid in "started rank R (pid N)", or 0 before that line arrives.
+pid_t started_pid(const std::string& text, int rank) {
+  std::string marker = "started rank " + std::to_string(rank) + " (pid ";
+  std::size_t at = text.find(marker);
+  if (at == std::string::npos || text.find(')', at) == std::string::npos) return 0;
+  return static_cast<pid_t>(std::stol(text.substr(at + marker.size())));
+}
+
+TEST(Launch, WorkersGetTheirVariablesAndPrefixedOutput) {
+  CliRun run = run_ctp({"launch", "--nproc", "2", "--timeout", "7", "--", "sh", "-c",
+                        "echo \"id=$PADDLE_TRAINER_ID n=$PADDLE_TRAINERS_NUM cur=$PADDLE_CURRENT_ENDPOINT "
+                        "eps=$PADDLE_TRAINER_ENDPOINTS rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK "
+                        "gpus=$FLAGS_selected_gpus master=$MASTER_ADDR:$MASTER_PORT t=$CTP_COMM_TIMEOUT\"; "
+                        "echo to-stderr >&2; printf no-newline"});
+  ASSERT_TRUE(run.exited && run.code == 0) << run.output;
+  std::string line0 = line_starting(run.output, "[rank 0] id=0 n=2 cur=");
+  std::string line1 = line_starting(run.output, "[rank 1] id=1 n=2 cur=");
+  ASSERT_FALSE(line0.empty() || line1.empty()) << run.output;
+  std::string ep0 = field(line0, "cur"), ep1 = field(line1, "cur");
+  EXPECT_EQ(ep0.rfind("127.0.0.1:", 0), 0u) << line0;
+  EXPECT_EQ(ep1.rfind("127.0.0.1:", 0), 0u) << line1;
+  EXPECT_NE(ep0, ep1);
+  for (const std::string& line : {line0, line1}) {
+    EXPECT_EQ(field(line, "eps"), ep0 + "," + ep1) << line;
+    EXPECT_EQ(field(line, "world"), "2") << line;
+    EXPECT_EQ(field(line, "master").rfind("127.0.0.1:", 0), 0u) << line;
+    EXPECT_EQ(field(line, "t"), "7") << line;
+  }
+  EXPECT_EQ(field(line0, "rank") + field(line0, "local") + field(line0, "gpus"), "000") << line0;
+  EXPECT_EQ(field(line1, "rank") + field(line1, "local") + field(line1, "gpus"), "111") << line1;
+  EXPECT_EQ(field(line0, "master"), field(line1, "master"));
+  EXPECT_TRUE(has(run.output, "[rank 0] to-stderr\n")) << run.output;
+  EXPECT_TRUE(has(run.output, "[rank 1] no-newline\n")) << run.output;
+}
+
+TEST(Launch, FailingWorkerStopsTheOthersAndIsNamed) {
+  CliRun run = run_ctp({"launch", "--nproc", "3", "--grace", "1", "--", "sh", "-c",
+                        "if [ \"$RANK\" = 1 ]; then sleep 0.3; echo giving up; exit 3; fi; sleep 30"});
+  EXPECT_TRUE(run.exited && run.code == 1) << run.output;
+  std::string error = line_starting(run.output, "ctp: error: rank 1 (pid " +
+                                                std::to_string(started_pid(run.output, 1)) + ")");
+  EXPECT_TRUE(has(error, "failed first: it exited with code 3; then rank 0 was stopped by the launcher "
+                         "(signal 15 (SIGTERM)), rank 2 was stopped by the launcher (signal 15 (SIGTERM))"))
+      << run.output;
+  EXPECT_TRUE(has(run.output, "[rank 1] giving up")) << run.output;
+  EXPECT_LT(run.seconds, 10.0) << run.output;
+}
+
+TEST(Launch, ProgramThatCannotStartIsReported) {
+  CliRun run = run_ctp({"launch", "--nproc", "1", "--", "/nonexistent/worker"});
+  EXPECT_TRUE(run.exited && run.code == 1) << run.output;
+  EXPECT_TRUE(has(run.output, "[rank 0] ctp launch: cannot run '/nonexistent/worker': No such file"))
+      << run.output;
+  EXPECT_TRUE(has(run.output, "rank 0 (pid")) << run.output;
+  EXPECT_TRUE(has(run.output, "failed first: it exited with code 127")) << run.output;
+}
+
+TEST(Launch, UsageErrors) {
+  EXPECT_EQ(run_ctp({"launch", "--nproc", "2"}).code, 2);
+  EXPECT_EQ(run_ctp({"launch", "--nproc", "0", "--", "true"}).code, 2);
+  CliRun bad_node = run_ctp({"launch", "--nproc", "1", "--nnodes", "2", "--node-rank", "2",
+                             "--master", "127.0.0.1:1234", "--", "true"});
+  EXPECT_EQ(bad_node.code, 2);
+  EXPECT_TRUE(has(bad_node.output, "--node-rank 2 is not below --nnodes 2")) << bad_node.output;
+  CliRun no_master = run_ctp({"launch", "--nproc", "1", "--nnodes", "2", "--", "true"});
+  EXPECT_EQ(no_master.code, 2);
+  EXPECT_TRUE(has(no_master.output, "needs --master")) << no_master.output;
+}
+
+TEST(Launch, CommCheckOnTwoRanks) {
+  CliRun run = run_ctp({"launch", "--nproc", "2", "--timeout", "10", "--", CTP_CLI_PATH,
+                        "comm-check", "--steps", "4", "--elements", "10000"});
+  ASSERT_TRUE(run.exited && run.code == 0) << run.output;
+  for (int r : {0, 1}) {
+    std::string p = "[rank " + std::to_string(r) + "] ";
+    EXPECT_TRUE(has(run.output, p + "comm-check: rank " + std::to_string(r) + " of 2 at 127.0.0.1:"))
+        << run.output;
+    EXPECT_TRUE(has(run.output, p + "step 3: all-reduce of 10000 FP32 ok")) << run.output;
+    EXPECT_TRUE(has(run.output, p + "comm-check: 4 steps agree across 2 ranks")) << run.output;
+  }
+}
+
+// The issue's fault test: a worker killed in the middle of a job makes the
+// others exit non-zero naming it, within the configured timeout, and the
+// launcher reports which rank died.
+TEST(Launch, KilledWorkerIsNamedBySurvivorsAndLauncher) {
+  const double timeout_s = 3;
+  pid_t victim = 0;
+  std::chrono::steady_clock::time_point killed_at;
+  CliRun run = run_ctp(
+      {"launch", "--nproc", "3", "--timeout", "3", "--grace", "20", "--", CTP_CLI_PATH, "comm-check",
+       "--steps", "100000", "--interval-ms", "10"},
+      [&](const std::string& out, pid_t) {
+        if (victim == 0 && has(out, "[rank 1] step 5:") && started_pid(out, 1) != 0) {
+          victim = started_pid(out, 1);
+          ::kill(victim, SIGKILL);
+          killed_at = std::chrono::steady_clock::now();
+        }
+      });
+  ASSERT_NE(victim, 0) << run.output;
+  double after_kill = std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  EXPECT_TRUE(run.exited && run.code == 1) << run.output;
+  EXPECT_TRUE(has(run.output, "ctp launch: rank 1 (pid " + std::to_string(victim) +
+                                  ") was killed by signal 9 (SIGKILL)")) << run.output;
+  EXPECT_TRUE(has(run.output, "ctp: error: rank 1 (pid " + std::to_string(victim) +
+                                  ") failed first: it was killed by signal 9 (SIGKILL); then "
+                                  "rank 0 exited with code 1, rank 2 exited with code 1"))
+      << run.output;
+  for (int r : {0, 2}) {
+    std::string error = line_starting(run.output, "[rank " + std::to_string(r) +
+                                                      "] ctp: error: op 'c_allreduce_sum'");
+    EXPECT_TRUE(has(error, "rank " + std::to_string(r) + " of 3, ring 0 (gloo): all_reduce(sum) "
+                           "FP32[1024]: peer rank 1 (127.0.0.1:")) << run.output;
+    EXPECT_TRUE(has(error, ") died")) << run.output;
+  }
+  // The survivors ended on their own (not stopped by the launcher), in time.
+  EXPECT_LT(after_kill, timeout_s + 2.0) << run.output;
+}
+
+TEST(Launch, InterruptedLauncherStopsEveryWorker) {
+  bool sent = false;
+  CliRun run = run_ctp({"launch", "--nproc", "2", "--grace", "2", "--", "sh", "-c", "echo up; sleep 30"},
+                       [&](const std::string& out, pid_t launcher) {
+                         if (!sent && has(out, "[rank 0] up") && has(out, "[rank 1] up")) {
+                           ::kill(launcher, SIGTERM);
+                           sent = true;
+                         }
+                       });
+  ASSERT_TRUE(sent) << run.output;
+  EXPECT_TRUE(run.exited && run.code == 1) << run.output;
+  EXPECT_TRUE(has(run.output, "ctp launch: interrupted by SIGTERM: stopping every worker")) << run.output;
+  EXPECT_TRUE(has(run.output, "rank 0 was stopped by the launcher (signal 15 (SIGTERM))")) << run.output;
+  EXPECT_LT(run.seconds, 10.0);
+}
+
+TEST(Launch, TwoNodesOnOneMachineFormOneJob) {
+  int master_port = ctp::net::pick_free_port();
+  auto node = [&](int rank) {
+    return run_ctp({"launch", "--nproc", "2", "--nnodes", "2", "--node-rank", std::to_string(rank),
+                    "--master", "127.0.0.1:" + std::to_string(master_port), "--timeout", "10", "--",
+                    CTP_CLI_PATH, "comm-check", "--steps", "2"});
+  };
+  auto node1 = std::async(std::launch::async, node, 1);
+  CliRun run0 = node(0);
+  CliRun run1 = node1.get();
+  ASSERT_TRUE(run0.exited && run0.code == 0) << run0.output;
+  ASSERT_TRUE(run1.exited && run1.code == 0) << run1.output;
+  EXPECT_TRUE(has(run0.output, "[rank 1] comm-check: 2 steps agree across 4 ranks")) << run0.output;
+  EXPECT_TRUE(has(run1.output, "[rank 3] comm-check: 2 steps agree across 4 ranks")) << run1.output;
+}
+
+}  // namespace

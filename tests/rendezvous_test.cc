@@ -1,0 +1,199 @@
+// The unique-id exchange of c_gen_nccl_id and the rendezvous store, over
+// 127.0.0.1 with short timeouts: delivery to every peer, a peer that comes
+// up late (rank 0 retries), a peer that never comes up (the error names its
+// endpoint within the timeout), a port in use, strangers on the port, and
+// the store's liveness tracking of a client that dies.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <future>
+#include <thread>
+
+#include "executor/communicator.h"
+#include "executor/rendezvous.h"
+#include "executor/rendezvous_store.h"
+#include "tests/comm_test_util.h"
+
+namespace ctp {
+namespace {
+
+using namespace std::chrono_literals;
+using net::Endpoint;
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+Endpoint free_local_endpoint() { return Endpoint{"127.0.0.1", net::pick_free_port()}; }
+
+TEST(Rendezvous, ParsesEndpoints) {
+  EXPECT_EQ(net::parse_endpoint("127.0.0.1:6170"), (Endpoint{"127.0.0.1", 6170}));
+  EXPECT_EQ(net::parse_endpoint("node-3.cluster:80"), (Endpoint{"node-3.cluster", 80}));
+  EXPECT_EQ(net::parse_endpoint("[::1]:9000"), (Endpoint{"::1", 9000}));
+  EXPECT_EQ(net::parse_endpoint("[::1]:9000").to_string(), "[::1]:9000");
+  for (const char* bad : {"", "host", "host:", ":80", "host:0", "host:65536", "host:8x", "::1:80", "[::1]80"})
+    EXPECT_THROW(net::parse_endpoint(bad), Error) << bad;
+  try {
+    net::parse_endpoint("10.0.0.1", "attribute 'endpoint'");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("attribute 'endpoint' '10.0.0.1'"), std::string::npos) << e.what();
+  }
+  auto list = net::parse_endpoint_list("a:1,b:2", "PADDLE_TRAINER_ENDPOINTS");
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[1], (Endpoint{"b", 2}));
+  EXPECT_THROW(net::parse_endpoint_list("a:1,,b:2", "x"), Error);
+}
+
+TEST(Rendezvous, RankZeroDeliversTheIdToEveryPeer) {
+  std::vector<Endpoint> peers = {free_local_endpoint(), free_local_endpoint(), free_local_endpoint()};
+  IdExchangeOptions options{5s, 20ms};
+  std::vector<std::future<std::string>> received;
+  for (const auto& p : peers)
+    received.push_back(std::async(std::launch::async, [p, options] { return receive_unique_id(p, options); }));
+  std::string id = std::string("binary\0id\xff", 10);
+  send_unique_id(peers, id, options);
+  for (auto& r : received) EXPECT_EQ(r.get(), id);
+}
+
+TEST(Rendezvous, PeerThatComesUpLateIsRetried) {
+  std::vector<Endpoint> peers = {free_local_endpoint()};
+  IdExchangeOptions options{5s, 20ms};
+  auto late = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(800ms);  // rank 0 has been knocking for a while
+    return receive_unique_id(peers[0], options);
+  });
+  auto start = std::chrono::steady_clock::now();
+  send_unique_id(peers, "the-id", options);
+  EXPECT_GE(seconds_since(start), 0.7);
+  EXPECT_EQ(late.get(), "the-id");
+}
+
+TEST(Rendezvous, PeerThatNeverComesUpIsNamedWithinTheTimeout) {
+  Endpoint up = free_local_endpoint(), never = free_local_endpoint();
+  IdExchangeOptions options{1500ms, 20ms};
+  auto receiver = std::async(std::launch::async, [&] { return receive_unique_id(up, options); });
+  auto start = std::chrono::steady_clock::now();
+  try {
+    send_unique_id({up, never}, "id", options);
+    FAIL() << "the exchange succeeded without its peer";
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find(never.to_string() + " never came up"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("1 of 2 endpoint(s) within 1.5 s"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find(up.to_string() + " never"), std::string::npos) << msg;
+  }
+  double elapsed = seconds_since(start);
+  EXPECT_GE(elapsed, 1.4);
+  EXPECT_LT(elapsed, 3.5);
+  EXPECT_EQ(receiver.get(), "id");  // the live peer got it regardless
+}
+
+TEST(Rendezvous, ReceiverWithoutRankZeroTimesOutNamingItsEndpoint) {
+  Endpoint self = free_local_endpoint();
+  auto start = std::chrono::steady_clock::now();
+  try {
+    receive_unique_id(self, IdExchangeOptions{800ms, 20ms});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no unique id arrived at endpoint " + self.to_string()),
+              std::string::npos) << e.what();
+  }
+  EXPECT_LT(seconds_since(start), 2.5);
+}
+
+TEST(Rendezvous, PortInUseIsAClearError) {
+  net::Socket taken = net::listen_on(0, "the test");
+  Endpoint self{"127.0.0.1", net::local_port(taken)};
+  try {
+    receive_unique_id(self, IdExchangeOptions{1s, 20ms});
+    FAIL();
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("cannot listen on port " + std::to_string(self.port)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("in use"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(self.to_string()), std::string::npos) << msg;
+  }
+}
+
+TEST(Rendezvous, StrangersOnThePortDoNotBreakTheExchange) {
+  Endpoint self = free_local_endpoint();
+  IdExchangeOptions options{5s, 20ms};
+  auto receiver = std::async(std::launch::async, [&] { return receive_unique_id(self, options); });
+  // A stranger connects first, sends junk and hangs up; another sends nothing.
+  std::optional<net::Socket> stranger;
+  for (int i = 0; i < 100 && !stranger; ++i) {
+    stranger = net::try_connect(self, net::deadline_after(1s), nullptr);
+    if (!stranger) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(stranger);
+  net::send_frame(*stranger, "GET / HTTP/1.0", net::deadline_after(1s));
+  stranger->close();
+  send_unique_id({self}, "real-id", options);
+  EXPECT_EQ(receiver.get(), "real-id");
+}
+
+TEST(RendezvousStore, SetGetWaitAndTokens) {
+  StoreServer server(0, 42);
+  StoreAddress address{Endpoint{"127.0.0.1", server.port()}, 42};
+  StoreAddress parsed = StoreAddress::from_bytes(address.to_bytes());
+  EXPECT_EQ(parsed.endpoint, address.endpoint);
+  EXPECT_EQ(parsed.token, 42u);
+  EXPECT_THROW(StoreAddress::from_bytes("garbage"), Error);
+
+  StoreClient a(address, 0, "a", 2s), b(address, 1, "b", 2s);
+  a.set("k", std::string("v\0w", 3));
+  EXPECT_EQ(b.get("k"), std::string("v\0w", 3));
+  EXPECT_FALSE(b.try_get("absent"));
+  auto later = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(200ms);
+    a.set("late", "x");
+  });
+  b.wait({"k", "late"}, 2s);
+  later.get();
+  try {
+    b.wait({"k", "never"}, 300ms);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("waiting for 'never'"), std::string::npos) << e.what();
+  }
+  try {
+    StoreClient intruder(StoreAddress{address.endpoint, 43}, 2, "intruder", 2s);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("wrong token"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RendezvousStore, ClientThatDiesIsReportedLostAndOneThatLeavesIsNot) {
+  StoreServer server(0, 7);
+  StoreAddress address{Endpoint{"127.0.0.1", server.port()}, 7};
+  {
+    StoreClient leaves(address, 3, "polite", 2s);
+  }  // says goodbye
+  auto outcomes = testing_comm::run_ranks(1, [&](int) {
+    StoreClient doomed(address, 5, "127.0.0.1:9999", 2s);
+    doomed.set("alive", "1");
+    ::raise(SIGKILL);
+  });
+  ASSERT_EQ(outcomes[0].code, SIGKILL);
+  StoreClient observer(address, -1, "observer", 2s);
+  std::vector<LostPeer> lost;
+  for (int i = 0; i < 100 && lost.empty(); ++i) {
+    lost = observer.lost_peers();
+    if (lost.empty()) std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(lost, (std::vector<LostPeer>{{5, "127.0.0.1:9999"}}));
+  EXPECT_EQ(server.lost_peers(), lost);
+}
+
+TEST(RendezvousStore, ClientOfAStoreThatDisappearsGetsAnError) {
+  auto server = std::make_unique<StoreServer>(0, 9);
+  StoreAddress address{Endpoint{"127.0.0.1", server->port()}, 9};
+  StoreClient client(address, 1, "c", 1s);
+  server.reset();
+  EXPECT_THROW(client.lost_peers(), net::NetError);
+}
+
+}  // namespace
+}  // namespace ctp
