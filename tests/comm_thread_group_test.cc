@@ -41,7 +41,7 @@ TEST(CommThreadGroup, CollectivesAcrossFourDeviceThreads) {
   pb.op("c_broadcast").in("X", "b").out("Out", "b").attr("root", int32_t{2});
   pb.op("c_allgather").in("X", "g").out("Out", "g_all").attr("nranks", int32_t{4});
   pb.op("c_allreduce_xsum").in("X", std::vector<std::string>{"x1", "x2"})
-      .out("Out", std::vector<std::string>{"x1", "x2"});
+      .out("Out", std::vector<std::string>{"x1", "x2"}).attr("ring_id", int32_t{0});
   Program main = pb.build();
   threads.run([&](int r, RunServices& services) {
     run_block(init.global_block(), scopes[r], services);
