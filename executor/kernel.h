@@ -16,18 +16,41 @@ namespace ctp {
 class CommunicatorManager;  // executor/communicator.h
 class DeviceContext;        // per-device streams; CPU runs need none
 
+// The tensors a caller binds to `feed` ops and receives from `fetch` ops, by
+// their `col` attribute (Paddle's feed/fetch holder lists).
+struct FeedFetchLists {
+  std::vector<Tensor> feed;
+  std::vector<Tensor> fetch;
+};
+
+// What kernels report about their own work, so tests and tools can see it
+// (e.g. that coalesce_tensor stops copying once gradients live in its buffer).
+struct RunCounters {
+  uint64_t coalesce_layouts = 0;       // times coalesce_tensor (re)built its views
+  uint64_t coalesce_bytes_copied = 0;  // bytes it copied from Input into FusedOutput
+};
+
 // What every kernel of a run shares: its rank's identity and services.
 struct RunServices {
   Device device;
   CommunicatorManager* comms = nullptr;  // null when the run uses no collectives
   DeviceContext* device_context = nullptr;
-  uint64_t seed = 0;  // base seed for random initializers
+  // Random initializers whose `seed` attribute is 0 derive their seed from
+  // this, the op's first output name and `step`; give ranks different seeds
+  // to make them initialise differently.
+  uint64_t seed = 0;
+  uint64_t step = 0;  // steps this executor has completed; the executor advances it
+  FeedFetchLists* feed_fetch = nullptr;  // null: feed/fetch ops are an error
+  RunCounters counters;
 };
 
 class KernelContext {
  public:
-  KernelContext(const Op& op, const Block& block, Scope& scope, RunServices& services)
-      : op_(op), block_(block), scope_(scope), services_(services) {}
+  // `op_index` (the op's position in its block, -1 when unknown) only serves
+  // error messages.
+  KernelContext(const Op& op, const Block& block, Scope& scope, RunServices& services,
+                int64_t op_index = -1)
+      : op_(op), block_(block), scope_(scope), services_(services), op_index_(op_index) {}
 
   const Op& op() const { return op_; }
   const Block& block() const { return block_; }
@@ -48,15 +71,29 @@ class KernelContext {
   const Attribute& attr(std::string_view name) const;
   template <typename T>
   const T& attr_as(std::string_view name) const { return attr(name).get<T>(); }
+  // The attribute (or registry default) if present, else `fallback`, read
+  // leniently across the types Paddle writers use for the same attribute
+  // (INT/LONG/BOOLEAN, FLOAT/FLOAT64, INTS/LONGS); throws ctp::Error naming
+  // the op and attribute on any other type.
+  int64_t attr_int(std::string_view name, int64_t fallback) const;
+  double attr_float(std::string_view name, double fallback) const;
+  bool attr_bool(std::string_view name, bool fallback) const;
+  std::string attr_string(std::string_view name, std::string fallback) const;
+  std::vector<int64_t> attr_ints(std::string_view name, std::vector<int64_t> fallback) const;
+  // The op's attribute or registry default, nullptr when neither exists.
+  const Attribute* find_attr(std::string_view name) const;
 
-  // An error message prefix naming this op: "op 'mul' (block 0): ".
+  // An error message prefix naming this op: "block 0, op 3 'mul': ".
   std::string where() const;
 
  private:
+  std::string bad_attr_type(std::string_view name, const Attribute& a, const char* wanted) const;
+
   const Op& op_;
   const Block& block_;
   Scope& scope_;
   RunServices& services_;
+  int64_t op_index_;
 };
 
 using KernelFn = std::function<void(KernelContext&)>;

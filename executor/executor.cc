@@ -1,0 +1,101 @@
+#include "executor/executor.h"
+
+#include <unordered_set>
+
+#include "ops/op_def.h"
+
+namespace ctp {
+namespace {
+
+std::string device_name(DeviceKind kind) { return kind == DeviceKind::CPU ? "CPU" : "CUDA"; }
+
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+bool is_holder(const Block& block, const std::string& name) {
+  const Var* v = block.find_var(name);
+  return v && (v->type == VarKind::FEED_MINIBATCH || v->type == VarKind::FETCH_LIST);
+}
+
+}  // namespace
+
+Executor::Executor(const Program& program, RunServices services, int32_t block_idx)
+    : block_(program.block(block_idx)), services_(std::move(services)) {
+  const KernelRegistry& kernels = KernelRegistry::global();
+  const DeviceKind device = services_.device.kind;
+  const DeviceKind other = device == DeviceKind::CPU ? DeviceKind::CUDA : DeviceKind::CPU;
+  std::string problems;
+  std::size_t problem_count = 0;
+  int64_t index = 0;
+  steps_.reserve(block_.op_count());
+  for (const Op& op : block_.ops()) {
+    const KernelFn* kernel = kernels.find(op.type, device);
+    if (!kernel) {
+      ++problem_count;
+      const bool known = OpRegistry::global().find(op.type) || kernels.find(op.type, other);
+      problems += "\n  op " + std::to_string(index) + " '" + op.type + "': " +
+                  (known ? "no " + device_name(device) + " kernel" : "unknown op");
+    }
+    steps_.push_back({&op, kernel});
+    ++index;
+  }
+  if (problem_count)
+    throw Error("block " + std::to_string(block_idx) + " cannot run on " +
+                services_.device.to_string() + ": " + std::to_string(problem_count) +
+                " op(s) without a kernel:" + problems);
+}
+
+void Executor::run(Scope& scope) {
+  int64_t index = 0;
+  for (const PreparedOp& step : steps_) {
+    KernelContext ctx(*step.op, block_, scope, services_, index);
+    try {
+      (*step.kernel)(ctx);
+    } catch (const std::exception& e) {
+      // Kernels name their op through ctx.where(); lower layers (tensors,
+      // communicators) do not, so the executor adds the place.
+      const std::string where = ctx.where();
+      if (starts_with(e.what(), where)) throw;
+      throw Error(where + e.what());
+    }
+    ++index;
+  }
+  ++services_.step;
+}
+
+std::vector<Tensor> Executor::run(Scope& scope, std::vector<Tensor> feeds) {
+  FeedFetchLists lists;
+  lists.feed = std::move(feeds);
+  FeedFetchLists* previous = services_.feed_fetch;
+  services_.feed_fetch = &lists;
+  try {
+    run(scope);
+  } catch (...) {
+    services_.feed_fetch = previous;
+    throw;
+  }
+  services_.feed_fetch = previous;
+  return std::move(lists.fetch);
+}
+
+std::vector<std::string> unbound_inputs(const Block& block) {
+  std::unordered_set<std::string> written;
+  std::unordered_set<std::string> listed;
+  std::vector<std::string> out;
+  for (const Op& op : block.ops()) {
+    for (const Slot& slot : op.inputs)
+      for (const std::string& name : slot.args) {
+        if (written.count(name) || listed.count(name) || is_holder(block, name)) continue;
+        const Var* v = block.find_var(name);
+        if (v && v->persistable) continue;
+        listed.insert(name);
+        out.push_back(name);
+      }
+    for (const Slot& slot : op.outputs)
+      for (const std::string& name : slot.args) written.insert(name);
+  }
+  return out;
+}
+
+}  // namespace ctp

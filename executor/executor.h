@@ -1,0 +1,56 @@
+// The executor: prepares one block of a program for a device once (every op's
+// kernel is resolved up front, so an unknown op or a missing kernel is
+// reported before anything runs) and then runs it step after step on a Scope
+// with no per-step lookups.
+//
+// Inputs are bound and outputs read either through Paddle's `feed`/`fetch` ops
+// (backed by the FeedFetchLists in RunServices, indexed by their `col`
+// attribute) or directly: set tensors in the Scope before a step and read them
+// after. All vars stay in the scope between steps: persistable vars carry the
+// model state, and temporaries keep their buffers, so kernels write into the
+// same memory every step (which keeps coalesce_tensor's views intact).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "executor/kernel.h"
+#include "program_ir/program.h"
+
+namespace ctp {
+
+class Executor {
+ public:
+  // Prepares block `block_idx` of `program` for `services.device`. Throws
+  // ctp::Error listing every op (index and type) that is unknown or has no
+  // kernel for that device. `program` must outlive the executor and must not
+  // be edited while it exists.
+  Executor(const Program& program, RunServices services, int32_t block_idx = 0);
+
+  // Runs every op of the block once, in order, then advances services().step.
+  // An error names the block, the op index and the op type.
+  void run(Scope& scope);
+  // Binds `feeds` to the feed ops (by `col`), runs one step and returns what
+  // the fetch ops wrote (by `col`).
+  std::vector<Tensor> run(Scope& scope, std::vector<Tensor> feeds);
+
+  RunServices& services() { return services_; }
+  const Block& block() const { return block_; }
+  std::size_t op_count() const { return steps_.size(); }
+
+ private:
+  struct PreparedOp {
+    const Op* op;
+    const KernelFn* kernel;
+  };
+  const Block& block_;
+  RunServices services_;
+  std::vector<PreparedOp> steps_;
+};
+
+// Vars of the block that some op reads before any op writes them and that are
+// neither persistable nor feed/fetch holders: what a caller must provide
+// (feed ops' outputs count as provided). In first-read order.
+std::vector<std::string> unbound_inputs(const Block& block);
+
+}  // namespace ctp

@@ -1,0 +1,223 @@
+#include "executor/program_runner.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <random>
+#include <unordered_set>
+
+#include "executor/float16.h"
+#include "program_ir/op_role.h"
+
+namespace ctp {
+namespace {
+
+uint64_t mix(uint64_t a, uint64_t b) {
+  uint64_t x = a ^ (b + 0x9e3779b97f4a7c15ull + (a << 6) + (a >> 2));
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t name_hash(const std::string& name) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a
+  for (char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+int64_t declared_dim(const Block& block, const std::vector<std::string>* names, int64_t axis) {
+  if (!names || names->empty()) return -1;
+  const Var* v = block.find_var((*names)[0]);
+  if (!v || v->shape.empty()) return -1;
+  const auto rank = static_cast<int64_t>(v->shape.size());
+  if (axis < 0) axis += rank;
+  return axis >= 0 && axis < rank ? v->shape[static_cast<std::size_t>(axis)] : -1;
+}
+
+bool reads(const Op& op, const char* slot, const std::string& var) {
+  const auto* args = op.input(slot);
+  return args && std::find(args->begin(), args->end(), var) != args->end();
+}
+
+// The exclusive upper bound of an integer input's values, from its consumer.
+int64_t integer_range(const Block& block, const std::string& var) {
+  for (const Op& op : block.ops()) {
+    int64_t k = -1;
+    if ((op.type == "softmax_with_cross_entropy" || op.type == "cross_entropy" ||
+         op.type == "cross_entropy2") && reads(op, "Label", var)) {
+      const Attribute* axis = op.attr("axis");
+      k = declared_dim(block, op.input(op.type == "softmax_with_cross_entropy" ? "Logits" : "X"),
+                       axis ? axis->as_int64() : -1);
+    } else if ((op.type == "lookup_table" || op.type == "lookup_table_v2") &&
+               reads(op, "Ids", var)) {
+      k = declared_dim(block, op.input("W"), 0);
+    } else if ((op.type == "one_hot" || op.type == "one_hot_v2") && reads(op, "X", var)) {
+      const Attribute* depth = op.attr("depth");
+      k = depth ? depth->as_int64() : -1;
+    }
+    if (k > 0) return k;
+  }
+  return 2;
+}
+
+template <typename T, typename F>
+void generate(Tensor& t, F&& next) {
+  T* p = static_cast<T*>(t.raw_data());
+  for (int64_t i = 0; i < t.numel(); ++i) p[i] = next();
+}
+
+}  // namespace
+
+Tensor synthetic_tensor(const Block& block, const std::string& name, int64_t batch,
+                        uint64_t seed) {
+  const Var* var = block.find_var(name);
+  if (!var)
+    throw Error("input '" + name + "' of block " + std::to_string(block.idx) +
+                " is read before it is written but not declared, so no synthetic data can "
+                "be made for it; feed it (--feed " + name + "=FILE.npy)");
+  std::vector<int64_t> shape = var->shape;
+  for (int64_t& d : shape)
+    if (d < 0) d = batch;
+  Tensor t(var->dtype, shape);
+  std::mt19937_64 engine(seed);
+  const auto uniform = [&] { return -1.0 + 2.0 * static_cast<double>(engine() >> 11) * 0x1.0p-53; };
+  switch (var->dtype) {
+    case DataType::FP32: generate<float>(t, [&] { return static_cast<float>(uniform()); }); break;
+    case DataType::FP64: generate<double>(t, uniform); break;
+    case DataType::INT32: case DataType::INT64: {
+      const auto k = static_cast<uint64_t>(integer_range(block, name));
+      if (var->dtype == DataType::INT32)
+        generate<int32_t>(t, [&] { return static_cast<int32_t>(engine() % k); });
+      else
+        generate<int64_t>(t, [&] { return static_cast<int64_t>(engine() % k); });
+      break;
+    }
+    case DataType::BOOL: generate<bool>(t, [&] { return (engine() & 1) != 0; }); break;
+    default:
+      throw Error("input '" + name + "' has dtype " + std::string(to_string(var->dtype)) +
+                  ", for which no synthetic data is made; feed it (--feed " + name + "=FILE.npy)");
+  }
+  return t;
+}
+
+ProgramRunner::ProgramRunner(const Program& startup, const Program& main,
+                             ProgramRunOptions options)
+    : main_block_(main.global_block()),
+      options_(std::move(options)),
+      startup_(startup, RunServices{.device = options_.device, .comms = options_.comms,
+                                    .seed = options_.seed}),
+      main_(main, RunServices{.device = options_.device, .comms = options_.comms,
+                              .seed = options_.seed}) {
+  std::unordered_set<std::string> inputs;
+  for (const std::string& name : unbound_inputs(main_block_)) {
+    direct_inputs_.push_back(name);
+    inputs.insert(name);
+  }
+  for (const Op& op : main_block_.ops()) {
+    if (op.type == "feed") {
+      const auto* out = op.output("Out");
+      if (!out || out->size() != 1) throw Error("block 0: a feed op has no single Out var");
+      const Attribute* col = op.attr("col");
+      fed_.emplace_back(col ? col->as_int64() : 0, (*out)[0]);
+      inputs.insert((*out)[0]);
+    } else if (op.type == "fetch" && options_.fetch.empty()) {
+      const auto* in = op.input("X");
+      if (in && in->size() == 1) fetch_.push_back((*in)[0]);
+      fetch_from_ops_ = true;
+    }
+  }
+  for (const auto& [name, tensor] : options_.feeds)
+    if (!inputs.count(name)) {
+      std::string known;
+      for (const std::string& n : direct_inputs_) known += " " + n;
+      for (const auto& [col, n] : fed_) known += " " + n;
+      throw Error("--feed " + name + ": the main program does not read '" + name +
+                  "' before writing it; its inputs are:" + (known.empty() ? " (none)" : known));
+    }
+  for (const std::string& name : direct_inputs_)
+    if (!options_.feeds.count(name)) synthetic_.push_back(name);
+  for (const auto& [col, name] : fed_)
+    if (!options_.feeds.count(name)) synthetic_.push_back(name);
+  // Synthetic inputs need declared vars: check them all now, not at step 1.
+  for (const std::string& name : synthetic_) synthetic_tensor(main_block_, name, options_.batch, 0);
+
+  if (!options_.fetch.empty()) {
+    fetch_ = options_.fetch;
+  } else if (!fetch_from_ops_) {
+    for (const Op& op : main_block_.ops()) {
+      const int64_t role = get_op_role(op).value_or(0);
+      if ((role & op_role::kLoss) && !(role & op_role::kBackward))
+        for (const std::string& name : op.output_arg_names()) fetch_.push_back(name);
+    }
+  }
+}
+
+void ProgramRunner::run_startup() { startup_.run(scope_); }
+
+Tensor ProgramRunner::input_for(const std::string& name) {
+  auto it = options_.feeds.find(name);
+  if (it != options_.feeds.end()) return it->second;
+  const uint64_t seed = mix(mix(mix(options_.seed, name_hash(name)), static_cast<uint64_t>(steps_)),
+                            static_cast<uint64_t>(options_.rank));
+  return synthetic_tensor(main_block_, name, options_.batch, seed);
+}
+
+Fetched ProgramRunner::run_step() {
+  for (const std::string& name : direct_inputs_) scope_.var(name) = input_for(name);
+  std::vector<Tensor> feed_list;
+  for (const auto& [col, name] : fed_) {
+    if (feed_list.size() <= static_cast<std::size_t>(col))
+      feed_list.resize(static_cast<std::size_t>(col) + 1);
+    feed_list[static_cast<std::size_t>(col)] = input_for(name);
+  }
+  std::vector<Tensor> fetched_by_ops = main_.run(scope_, std::move(feed_list));
+  ++steps_;
+  Fetched out;
+  for (std::size_t i = 0; i < fetch_.size(); ++i) {
+    if (fetch_from_ops_) {
+      if (i < fetched_by_ops.size() && fetched_by_ops[i].initialized())
+        out.emplace_back(fetch_[i], fetched_by_ops[i]);
+      continue;
+    }
+    const Tensor* t = scope_.find(fetch_[i]);
+    if (!t || !t->initialized())
+      throw Error("fetch '" + fetch_[i] + "': the main program left no value in it");
+    out.emplace_back(fetch_[i], *t);
+  }
+  return out;
+}
+
+std::string describe_tensor(const Tensor& t, std::size_t max_values) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < t.shape().size(); ++i)
+    s += (i ? ", " : "") + std::to_string(t.shape()[i]);
+  s += "] " + std::string(to_string(t.dtype())) + " = [";
+  const auto n = static_cast<std::size_t>(t.numel());
+  char buf[32];
+  for (std::size_t i = 0; i < n && i < max_values; ++i) {
+    const void* p = static_cast<const char*>(t.raw_data()) + i * element_size(t.dtype());
+    switch (t.dtype()) {
+      case DataType::FP32: std::snprintf(buf, sizeof buf, "%.7g", *static_cast<const float*>(p)); break;
+      case DataType::FP64: std::snprintf(buf, sizeof buf, "%.10g", *static_cast<const double*>(p)); break;
+      case DataType::INT32: std::snprintf(buf, sizeof buf, "%d", *static_cast<const int32_t*>(p)); break;
+      case DataType::INT64:
+        std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(*static_cast<const int64_t*>(p)));
+        break;
+      case DataType::BOOL: std::snprintf(buf, sizeof buf, "%s", *static_cast<const bool*>(p) ? "true" : "false"); break;
+      case DataType::FP16:
+        std::snprintf(buf, sizeof buf, "%.4g", float16::to_float(*static_cast<const uint16_t*>(p)));
+        break;
+      case DataType::BF16:
+        std::snprintf(buf, sizeof buf, "%.3g", bfloat16::to_float(*static_cast<const uint16_t*>(p)));
+        break;
+      default: std::snprintf(buf, sizeof buf, "?"); break;
+    }
+    s += (i ? ", " : "") + std::string(buf);
+  }
+  if (n > max_values) s += ", ... (" + std::to_string(n) + " values)";
+  return s + "]";
+}
+
+}  // namespace ctp

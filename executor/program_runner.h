@@ -1,0 +1,77 @@
+// Runs a startup program once and a main program step after step, binding
+// every input the main program reads before writing (and its feed ops) to a
+// caller's tensor or to deterministic synthetic data: the engine of
+// `ctp run`, usable from any embedding program.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "executor/executor.h"
+
+namespace ctp {
+
+struct ProgramRunOptions {
+  int64_t batch = 1;   // replaces -1 dims of synthetic inputs
+  uint64_t seed = 0;   // RunServices::seed, and the synthetic data's seed
+  int rank = 0;        // mixed into the synthetic data: workers see different samples
+  Device device;
+  CommunicatorManager* comms = nullptr;
+  // Inputs bound to fixed tensors (the same every step), by var name.
+  std::map<std::string, Tensor> feeds;
+  // Vars read after every step. Empty: the vars of the main program's fetch
+  // ops, or else the output of its loss op (role Forward|Loss), if any.
+  std::vector<std::string> fetch;
+};
+
+using Fetched = std::vector<std::pair<std::string, Tensor>>;
+
+class ProgramRunner {
+ public:
+  // Prepares both programs (every missing kernel is reported here) and
+  // works out the main program's inputs; throws ctp::Error naming a fed var
+  // that the main program does not read, or a synthetic input whose var is
+  // undeclared. The programs must outlive the runner.
+  ProgramRunner(const Program& startup, const Program& main, ProgramRunOptions options);
+
+  void run_startup();
+  // One step of the main program; returns the fetched vars in order.
+  Fetched run_step();
+
+  Scope& scope() { return scope_; }
+  // The inputs that get synthetic data, and the vars fetched, in order.
+  const std::vector<std::string>& synthetic_inputs() const { return synthetic_; }
+  const std::vector<std::string>& fetch_names() const { return fetch_; }
+  int64_t steps_run() const { return steps_; }
+
+ private:
+  Tensor input_for(const std::string& name);
+
+  const Block& main_block_;
+  ProgramRunOptions options_;
+  Executor startup_;
+  Executor main_;
+  Scope scope_;
+  std::vector<std::string> direct_inputs_;           // set in the scope before a step
+  std::vector<std::pair<int64_t, std::string>> fed_;  // feed op columns and their vars
+  std::vector<std::string> synthetic_;
+  std::vector<std::string> fetch_;
+  bool fetch_from_ops_ = false;
+  int64_t steps_ = 0;
+};
+
+// Deterministic synthetic data for a declared var: its dtype, its shape with
+// -1 replaced by `batch`; floats uniform in [-1, 1), integers in [0, K) where
+// K is the class count or vocabulary the consuming op implies (Label of
+// softmax_with_cross_entropy, Ids of lookup_table, ...; 2 when unknown),
+// booleans random.
+Tensor synthetic_tensor(const Block& block, const std::string& var, int64_t batch,
+                        uint64_t seed);
+
+// "[2, 3] FP32 = [0.1, 0.2, ...]" with at most `max_values` values.
+std::string describe_tensor(const Tensor& tensor, std::size_t max_values = 8);
+
+}  // namespace ctp

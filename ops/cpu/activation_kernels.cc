@@ -1,0 +1,62 @@
+// relu, relu_grad and scale.
+#include "ops/cpu/cpu_kernel_util.h"
+
+namespace ctp::cpu {
+namespace {
+
+void relu(KernelContext& ctx) {
+  const Tensor x = ctx.input("X");
+  Tensor& out = ctx.output("Out");
+  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+    out.resize(x.dtype(), x.shape());
+    const T* xp = x.data<T>();
+    T* op = out.data<T>();
+    for (int64_t i = 0, n = x.numel(); i < n; ++i) op[i] = xp[i] > T(0) ? xp[i] : T(0);
+  });
+}
+
+// Paddle's relu_grad reads Out (relu's output); X serves as well when a
+// writer passes that instead, since both are positive in the same places.
+void relu_grad(KernelContext& ctx) {
+  const Tensor& dout = ctx.input("Out@GRAD");
+  const Tensor& gate = ctx.has_input("Out") ? ctx.input("Out") : ctx.input("X");
+  if (gate.shape() != dout.shape())
+    throw Error(ctx.where() + "Out@GRAD " + shape_string(dout.shape()) +
+                " does not match the forward tensor " + shape_string(gate.shape()));
+  Tensor& dx = ctx.output("X@GRAD");
+  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+    dx.resize(dout.dtype(), dout.shape());
+    const T* g = dout.data<T>();
+    const T* o = gate.data<T>();
+    T* d = dx.data<T>();
+    for (int64_t i = 0, n = dout.numel(); i < n; ++i) d[i] = o[i] > T(0) ? g[i] : T(0);
+  });
+}
+
+void scale(KernelContext& ctx) {
+  const Tensor x = ctx.input("X");
+  const double factor =
+      ctx.has_input("ScaleTensor") ? scalar_value(ctx.input("ScaleTensor")) : ctx.attr_float("scale", 1.0);
+  const double bias = ctx.attr_float("bias", 0.0);
+  const bool bias_after_scale = ctx.attr_bool("bias_after_scale", true);
+  Tensor& out = ctx.output("Out");
+  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+    out.resize(x.dtype(), x.shape());
+    const T* xp = x.data<T>();
+    T* op = out.data<T>();
+    const T s = static_cast<T>(factor), b = static_cast<T>(bias);
+    const int64_t n = x.numel();
+    if (bias_after_scale)
+      for (int64_t i = 0; i < n; ++i) op[i] = s * xp[i] + b;
+    else
+      for (int64_t i = 0; i < n; ++i) op[i] = s * (xp[i] + b);
+  });
+}
+
+}  // namespace
+
+CTP_REGISTER_KERNEL(relu, CPU, relu);
+CTP_REGISTER_KERNEL(relu_grad, CPU, relu_grad);
+CTP_REGISTER_KERNEL(scale, CPU, scale);
+
+}  // namespace ctp::cpu

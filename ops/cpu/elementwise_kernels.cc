@@ -1,0 +1,84 @@
+// elementwise_add/sub/mul with Paddle's `axis` broadcasting, and their
+// gradients, which sum the output gradient over the dims an input was
+// broadcast along.
+#include "ops/cpu/broadcast.h"
+#include "ops/cpu/cpu_kernel_util.h"
+
+namespace ctp::cpu {
+namespace {
+
+enum class Binary { Add, Sub, Mul };
+
+template <Binary kOp>
+void elementwise(KernelContext& ctx) {
+  // Handles, not references: if Out is X or Y and must grow, resizing it
+  // must not free the memory still being read.
+  const Tensor x = ctx.input("X");
+  const Tensor y = ctx.input("Y");
+  if (x.dtype() != y.dtype())
+    throw Error(ctx.where() + "X is " + std::string(to_string(x.dtype())) + " but Y is " +
+                std::string(to_string(y.dtype())));
+  const BroadcastPlan plan = plan_broadcast(ctx, x.shape(), y.shape(), ctx.attr_int("axis", -1));
+  Tensor& out = ctx.output("Out");
+  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+    // When Out is X or Y in place, each element is read before it is written.
+    out.resize(x.dtype(), plan.out_shape);
+    const T* xp = x.data<T>();
+    const T* yp = y.data<T>();
+    T* op = out.data<T>();
+    for_each_broadcast(plan, [&](int64_t o, int64_t i, int64_t j) {
+      if constexpr (kOp == Binary::Add) op[o] = xp[i] + yp[j];
+      else if constexpr (kOp == Binary::Sub) op[o] = xp[i] - yp[j];
+      else op[o] = xp[i] * yp[j];
+    });
+  });
+}
+
+template <Binary kOp>
+void elementwise_grad(KernelContext& ctx) {
+  const Tensor& dout = ctx.input("Out@GRAD");
+  // add/sub gradients need only the shapes of X and Y; Paddle still passes both.
+  const Tensor& x = ctx.input("X");
+  const Tensor& y = ctx.input("Y");
+  const BroadcastPlan plan = plan_broadcast(ctx, x.shape(), y.shape(), ctx.attr_int("axis", -1));
+  if (dout.shape() != plan.out_shape)
+    throw Error(ctx.where() + "Out@GRAD has shape " + shape_string(dout.shape()) +
+                ", expected " + shape_string(plan.out_shape));
+  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+    const T* g = dout.data<T>();
+    const T* xp = x.data<T>();
+    const T* yp = y.data<T>();
+    if (ctx.has_output("X@GRAD")) {
+      Tensor& dx = ctx.output("X@GRAD");
+      dx.resize(dout.dtype(), x.shape());
+      fill(dx, 0.0);
+      T* d = dx.data<T>();
+      for_each_broadcast(plan, [&](int64_t o, int64_t i, int64_t j) {
+        if constexpr (kOp == Binary::Mul) d[i] += g[o] * yp[j];
+        else d[i] += g[o];
+      });
+    }
+    if (ctx.has_output("Y@GRAD")) {
+      Tensor& dy = ctx.output("Y@GRAD");
+      dy.resize(dout.dtype(), y.shape());
+      fill(dy, 0.0);
+      T* d = dy.data<T>();
+      for_each_broadcast(plan, [&](int64_t o, int64_t i, int64_t j) {
+        if constexpr (kOp == Binary::Mul) d[j] += g[o] * xp[i];
+        else if constexpr (kOp == Binary::Sub) d[j] -= g[o];
+        else d[j] += g[o];
+      });
+    }
+  });
+}
+
+}  // namespace
+
+CTP_REGISTER_KERNEL(elementwise_add, CPU, elementwise<Binary::Add>);
+CTP_REGISTER_KERNEL(elementwise_sub, CPU, elementwise<Binary::Sub>);
+CTP_REGISTER_KERNEL(elementwise_mul, CPU, elementwise<Binary::Mul>);
+CTP_REGISTER_KERNEL(elementwise_add_grad, CPU, elementwise_grad<Binary::Add>);
+CTP_REGISTER_KERNEL(elementwise_sub_grad, CPU, elementwise_grad<Binary::Sub>);
+CTP_REGISTER_KERNEL(elementwise_mul_grad, CPU, elementwise_grad<Binary::Mul>);
+
+}  // namespace ctp::cpu

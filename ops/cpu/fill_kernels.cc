@@ -1,0 +1,162 @@
+// Initializers and copies: fill_constant, uniform_random, gaussian_random, assign.
+#include <cmath>
+#include <random>
+#include <string>
+
+#include "ops/cpu/cpu_kernel_util.h"
+
+namespace ctp::cpu {
+namespace {
+
+// The output shape: the ShapeTensor input, else the ShapeTensorList inputs,
+// else the `shape` attribute (Paddle's precedence).
+std::vector<int64_t> requested_shape(KernelContext& ctx) {
+  std::vector<int64_t> shape;
+  if (ctx.has_input("ShapeTensor")) {
+    const Tensor& t = ctx.input("ShapeTensor");
+    for (int64_t i = 0; i < t.numel(); ++i)
+      shape.push_back(t.dtype() == DataType::INT32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i]);
+  } else if (ctx.has_input("ShapeTensorList")) {
+    for (std::size_t i = 0; i < ctx.input_names("ShapeTensorList").size(); ++i)
+      shape.push_back(static_cast<int64_t>(scalar_value(ctx.input("ShapeTensorList", i))));
+  } else {
+    shape = ctx.attr_ints("shape", {});
+  }
+  for (int64_t d : shape)
+    if (d < 0)
+      throw Error(ctx.where() + "shape " + shape_string(shape) +
+                  " has a negative dimension (set the batch size before running)");
+  return shape;
+}
+
+void fill_constant(KernelContext& ctx) {
+  const DataType dtype = dtype_attr(ctx, "dtype", DataType::FP32);
+  Tensor& out = ctx.output("Out");
+  out.resize(dtype, requested_shape(ctx));
+  if (ctx.has_input("ValueTensor")) {
+    fill(out, scalar_value(ctx.input("ValueTensor")));
+    return;
+  }
+  const std::string text = ctx.attr_string("str_value", "");
+  if (text.empty()) {
+    fill(out, ctx.attr_float("value", 0.0));
+    return;
+  }
+  try {
+    // Integers are parsed as integers so that large INT64 values stay exact.
+    if (dtype == DataType::INT64 || dtype == DataType::INT32) {
+      const int64_t v = std::stoll(text);
+      if (dtype == DataType::INT64) {
+        int64_t* p = out.data<int64_t>();
+        for (int64_t i = 0; i < out.numel(); ++i) p[i] = v;
+      } else {
+        fill(out, static_cast<double>(v));
+      }
+    } else {
+      fill(out, std::stod(text));
+    }
+  } catch (const std::logic_error&) {
+    throw Error(ctx.where() + "str_value '" + text + "' is not a number");
+  }
+}
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// The op's `seed` when non-zero (the same numbers on every run, as in
+// Paddle); otherwise one derived from the run's seed, the output's name and
+// the step, so that ops, ranks with different seeds and steps all differ.
+uint64_t random_seed(KernelContext& ctx) {
+  const int64_t seed = ctx.attr_int("seed", 0);
+  if (seed != 0) return static_cast<uint64_t>(seed);
+  uint64_t name_hash = 0xcbf29ce484222325ull;  // FNV-1a
+  for (char c : ctx.output_names("Out").at(0)) {
+    name_hash ^= static_cast<unsigned char>(c);
+    name_hash *= 0x100000001b3ull;
+  }
+  const RunServices& s = ctx.services();
+  return splitmix64(splitmix64(splitmix64(s.seed) ^ name_hash) ^ s.step);
+}
+
+// A double in [0, 1) from 53 random bits: the same on every platform, unlike
+// std::uniform_real_distribution.
+double unit_uniform(std::mt19937_64& engine) {
+  return static_cast<double>(engine() >> 11) * 0x1.0p-53;
+}
+
+template <typename T>
+void store(Tensor& t, const std::vector<double>& values) {
+  T* p = static_cast<T*>(t.raw_data());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if constexpr (std::is_same_v<T, uint16_t>)
+      p[i] = t.dtype() == DataType::FP16 ? float16::from_float(static_cast<float>(values[i]))
+                                         : bfloat16::from_float(static_cast<float>(values[i]));
+    else
+      p[i] = static_cast<T>(values[i]);
+  }
+}
+
+void store_random(KernelContext& ctx, Tensor& out, const std::vector<double>& values) {
+  switch (out.dtype()) {
+    case DataType::FP32: store<float>(out, values); return;
+    case DataType::FP64: store<double>(out, values); return;
+    case DataType::FP16: case DataType::BF16: store<uint16_t>(out, values); return;
+    default:
+      throw Error(ctx.where() + "dtype " + std::string(to_string(out.dtype())) +
+                  " is not a floating-point type");
+  }
+}
+
+void uniform_random(KernelContext& ctx) {
+  Tensor& out = ctx.output("Out");
+  out.resize(dtype_attr(ctx, "dtype", DataType::FP32), requested_shape(ctx));
+  const double low = ctx.attr_float("min", -1.0);
+  const double high = ctx.attr_float("max", 1.0);
+  std::mt19937_64 engine(random_seed(ctx));
+  std::vector<double> values(static_cast<std::size_t>(out.numel()));
+  for (double& v : values) v = low + unit_uniform(engine) * (high - low);
+  // Paddle's diagonal option: diag_num entries at stride diag_step + 1.
+  const int64_t diag_num = ctx.attr_int("diag_num", 0);
+  const int64_t diag_step = ctx.attr_int("diag_step", 0);
+  const double diag_val = ctx.attr_float("diag_val", 1.0);
+  for (int64_t i = 0; i < diag_num; ++i) {
+    const int64_t pos = i * diag_step + i;
+    if (pos >= out.numel())
+      throw Error(ctx.where() + "diag_num/diag_step reach past the " +
+                  std::to_string(out.numel()) + " elements of Out");
+    values[static_cast<std::size_t>(pos)] = diag_val;
+  }
+  store_random(ctx, out, values);
+}
+
+void gaussian_random(KernelContext& ctx) {
+  Tensor& out = ctx.output("Out");
+  out.resize(dtype_attr(ctx, "dtype", DataType::FP32), requested_shape(ctx));
+  const double mean = ctx.attr_float("mean", 0.0);
+  const double stddev = ctx.attr_float("std", 1.0);
+  std::mt19937_64 engine(random_seed(ctx));
+  std::vector<double> values(static_cast<std::size_t>(out.numel()));
+  // Box-Muller, two normals per pair of uniforms.
+  for (std::size_t i = 0; i < values.size(); i += 2) {
+    const double radius = std::sqrt(-2.0 * std::log(1.0 - unit_uniform(engine)));
+    const double angle = 2.0 * M_PI * unit_uniform(engine);
+    values[i] = mean + stddev * radius * std::cos(angle);
+    if (i + 1 < values.size()) values[i + 1] = mean + stddev * radius * std::sin(angle);
+  }
+  store_random(ctx, out, values);
+}
+
+void assign(KernelContext& ctx) { copy_tensor(ctx.input("X"), ctx.output("Out")); }
+
+}  // namespace
+
+CTP_REGISTER_KERNEL(fill_constant, CPU, fill_constant);
+CTP_REGISTER_KERNEL(uniform_random, CPU, uniform_random);
+CTP_REGISTER_KERNEL(gaussian_random, CPU, gaussian_random);
+CTP_REGISTER_KERNEL(assign, CPU, assign);
+
+}  // namespace ctp::cpu

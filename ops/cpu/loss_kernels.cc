@@ -1,0 +1,150 @@
+// softmax_with_cross_entropy and its gradient, along any axis, with hard
+// (integer class) or soft (distribution) labels. The forward pass works in
+// log space (x - max - log(sum(exp(x - max)))), so large logits neither
+// overflow nor take the log of zero.
+#include <cmath>
+
+#include "ops/cpu/cpu_kernel_util.h"
+
+namespace ctp::cpu {
+namespace {
+
+// Logits viewed as [outer, classes, inner] around `axis`.
+struct ClassLayout {
+  int64_t outer, classes, inner;
+  std::vector<int64_t> loss_shape;  // logits' shape with the class dim set to 1
+};
+
+ClassLayout class_layout(KernelContext& ctx, const std::vector<int64_t>& shape) {
+  if (shape.empty()) throw Error(ctx.where() + "Logits must have rank 1 or more");
+  const auto axis = static_cast<std::size_t>(
+      normalize_axis(ctx, ctx.attr_int("axis", -1), shape.size(), "axis"));
+  ClassLayout l{product(shape, 0, axis), shape[axis], product(shape, axis + 1, shape.size()),
+                shape};
+  l.loss_shape[axis] = 1;
+  return l;
+}
+
+// The class of row (o, i), or -1 for ignore_index; ctp::Error when out of range.
+int64_t hard_label(KernelContext& ctx, const Tensor& label, const ClassLayout& l, int64_t row,
+                   int64_t ignore_index) {
+  const int64_t c = label.dtype() == DataType::INT32 ? label.data<int32_t>()[row]
+                                                     : label.data<int64_t>()[row];
+  if (c == ignore_index) return -1;
+  if (c < 0 || c >= l.classes)
+    throw Error(ctx.where() + "Label " + std::to_string(c) + " at row " + std::to_string(row) +
+                " is outside [0, " + std::to_string(l.classes) + ")");
+  return c;
+}
+
+void check_label(KernelContext& ctx, const Tensor& label, const ClassLayout& l, bool soft,
+                 const std::vector<int64_t>& logits_shape) {
+  if (soft) {
+    if (label.shape() != logits_shape)
+      throw Error(ctx.where() + "soft Label has shape " + shape_string(label.shape()) +
+                  ", expected the logits' shape " + shape_string(logits_shape));
+  } else {
+    if (label.dtype() != DataType::INT64 && label.dtype() != DataType::INT32)
+      throw Error(ctx.where() + "hard Label must be INT64 or INT32, got " +
+                  std::string(to_string(label.dtype())));
+    if (label.numel() != l.outer * l.inner)
+      throw Error(ctx.where() + "hard Label has shape " + shape_string(label.shape()) +
+                  ", expected " + shape_string(l.loss_shape));
+  }
+}
+
+void softmax_with_cross_entropy(KernelContext& ctx) {
+  const Tensor& logits = ctx.input("Logits");
+  const Tensor& label = ctx.input("Label");
+  const bool soft = ctx.attr_bool("soft_label", false);
+  const bool use_softmax = ctx.attr_bool("use_softmax", true);
+  const int64_t ignore_index = ctx.attr_int("ignore_index", -100);
+  const ClassLayout l = class_layout(ctx, logits.shape());
+  check_label(ctx, label, l, soft, logits.shape());
+  Tensor& softmax = ctx.output("Softmax");
+  Tensor& loss = ctx.output("Loss");
+  dispatch_float(logits.dtype(), ctx, "Logits", [&]<typename T>() {
+    softmax.resize(logits.dtype(), logits.shape());
+    loss.resize(logits.dtype(), l.loss_shape);
+    const T* x = logits.data<T>();
+    T* sm = softmax.data<T>();
+    T* lp = loss.data<T>();
+    const T* soft_label = soft ? label.data<T>() : nullptr;
+    std::vector<T> log_p(static_cast<std::size_t>(l.classes));
+    for (int64_t o = 0; o < l.outer; ++o)
+      for (int64_t i = 0; i < l.inner; ++i) {
+        const int64_t base = o * l.classes * l.inner + i;
+        const auto at = [&](int64_t c) { return base + c * l.inner; };
+        if (use_softmax) {
+          T max = x[at(0)];
+          for (int64_t c = 1; c < l.classes; ++c) max = std::max(max, x[at(c)]);
+          T sum = 0;
+          for (int64_t c = 0; c < l.classes; ++c) sum += std::exp(x[at(c)] - max);
+          const T log_sum = std::log(sum);
+          for (int64_t c = 0; c < l.classes; ++c) {
+            log_p[c] = x[at(c)] - max - log_sum;
+            sm[at(c)] = std::exp(log_p[c]);
+          }
+        } else {  // the logits already are probabilities
+          for (int64_t c = 0; c < l.classes; ++c) {
+            sm[at(c)] = x[at(c)];
+            log_p[c] = std::log(x[at(c)]);
+          }
+        }
+        const int64_t row = o * l.inner + i;
+        if (soft) {
+          T total = 0;
+          for (int64_t c = 0; c < l.classes; ++c) total -= soft_label[at(c)] * log_p[c];
+          lp[row] = total;
+        } else {
+          const int64_t c = hard_label(ctx, label, l, row, ignore_index);
+          lp[row] = c < 0 ? T(0) : -log_p[c];
+        }
+      }
+  });
+}
+
+// d loss / d logits = (softmax - label) * dLoss, the label one-hot for hard
+// labels (Paddle's formula, exact when soft labels sum to 1). Without the
+// softmax (use_softmax false) it is -label / p * dLoss.
+void softmax_with_cross_entropy_grad(KernelContext& ctx) {
+  const Tensor& softmax = ctx.input("Softmax");
+  const Tensor& label = ctx.input("Label");
+  const Tensor& dloss = ctx.input("Loss@GRAD");
+  const bool soft = ctx.attr_bool("soft_label", false);
+  const bool use_softmax = ctx.attr_bool("use_softmax", true);
+  const int64_t ignore_index = ctx.attr_int("ignore_index", -100);
+  const ClassLayout l = class_layout(ctx, softmax.shape());
+  check_label(ctx, label, l, soft, softmax.shape());
+  if (dloss.numel() != l.outer * l.inner)
+    throw Error(ctx.where() + "Loss@GRAD has shape " + shape_string(dloss.shape()) +
+                ", expected " + shape_string(l.loss_shape));
+  Tensor& dx = ctx.output("Logits@GRAD");
+  dispatch_float(softmax.dtype(), ctx, "Softmax", [&]<typename T>() {
+    dx.resize(softmax.dtype(), softmax.shape());
+    const T* sm = softmax.data<T>();
+    const T* g = dloss.data<T>();
+    T* d = dx.data<T>();
+    const T* soft_label = soft ? label.data<T>() : nullptr;
+    for (int64_t o = 0; o < l.outer; ++o)
+      for (int64_t i = 0; i < l.inner; ++i) {
+        const int64_t base = o * l.classes * l.inner + i;
+        const int64_t row = o * l.inner + i;
+        const int64_t hard = soft ? 0 : hard_label(ctx, label, l, row, ignore_index);
+        for (int64_t c = 0; c < l.classes; ++c) {
+          const int64_t at = base + c * l.inner;
+          const T target = soft ? soft_label[at] : T(c == hard ? 1 : 0);
+          if (!soft && hard < 0) d[at] = 0;
+          else if (use_softmax) d[at] = (sm[at] - target) * g[row];
+          else d[at] = target == T(0) ? T(0) : -target / sm[at] * g[row];
+        }
+      }
+  });
+}
+
+}  // namespace
+
+CTP_REGISTER_KERNEL(softmax_with_cross_entropy, CPU, softmax_with_cross_entropy);
+CTP_REGISTER_KERNEL(softmax_with_cross_entropy_grad, CPU, softmax_with_cross_entropy_grad);
+
+}  // namespace ctp::cpu

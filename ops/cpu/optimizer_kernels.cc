@@ -1,0 +1,150 @@
+// Optimizer updates as Paddle computes them: sgd, momentum and adam. Each
+// writes its outputs in place when they are the same vars as the inputs (the
+// usual case: ParamOut is Param).
+#include <cmath>
+
+#include "ops/cpu/cpu_kernel_util.h"
+
+namespace ctp::cpu {
+namespace {
+
+void check_same_shape(KernelContext& ctx, const Tensor& param, const Tensor& other,
+                      const char* slot) {
+  if (other.shape() != param.shape() || other.dtype() != param.dtype())
+    throw Error(ctx.where() + std::string(slot) + " " + shape_string(other.shape()) + " " +
+                std::string(to_string(other.dtype())) + " does not match Param " +
+                shape_string(param.shape()) + " " + std::string(to_string(param.dtype())));
+}
+
+// The output tensor, sized like `like`; in place when it is the input itself.
+template <typename T>
+T* output_like(KernelContext& ctx, const char* slot, const Tensor& like) {
+  Tensor& out = ctx.output(slot);
+  out.resize(like.dtype(), like.shape());
+  return out.data<T>();
+}
+
+void sgd(KernelContext& ctx) {
+  const Tensor param = ctx.input("Param");
+  const Tensor& grad = ctx.input("Grad");
+  check_same_shape(ctx, param, grad, "Grad");
+  const double lr = scalar_value(ctx.input("LearningRate"));
+  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
+    const T* p = param.data<T>();
+    const T* g = grad.data<T>();
+    T* out = output_like<T>(ctx, "ParamOut", param);
+    const T rate = static_cast<T>(lr);
+    for (int64_t i = 0, n = param.numel(); i < n; ++i) out[i] = p[i] - rate * g[i];
+  });
+}
+
+void momentum(KernelContext& ctx) {
+  const Tensor param = ctx.input("Param");
+  const Tensor& grad = ctx.input("Grad");
+  const Tensor velocity = ctx.input("Velocity");
+  check_same_shape(ctx, param, grad, "Grad");
+  check_same_shape(ctx, param, velocity, "Velocity");
+  const double lr = scalar_value(ctx.input("LearningRate"));
+  const double mu = ctx.attr_float("mu", 0.0);
+  const bool nesterov = ctx.attr_bool("use_nesterov", false);
+  const std::string regularization = ctx.attr_string("regularization_method", "");
+  if (!regularization.empty() && regularization != "l2_decay")
+    throw Error(ctx.where() + "regularization_method '" + regularization +
+                "' is not supported (use '' or 'l2_decay')");
+  const double decay = regularization.empty() ? 0.0 : ctx.attr_float("regularization_coeff", 0.0);
+  const double rescale = ctx.attr_float("rescale_grad", 1.0);
+  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
+    const T* p = param.data<T>();
+    const T* g = grad.data<T>();
+    const T* v = velocity.data<T>();
+    T* p_out = output_like<T>(ctx, "ParamOut", param);
+    T* v_out = output_like<T>(ctx, "VelocityOut", velocity);
+    const T rate = static_cast<T>(lr), m = static_cast<T>(mu);
+    const T l2 = static_cast<T>(decay), rs = static_cast<T>(rescale);
+    for (int64_t i = 0, n = param.numel(); i < n; ++i) {
+      const T gi = g[i] * rs + l2 * p[i];
+      const T vi = v[i] * m + gi;
+      v_out[i] = vi;
+      p_out[i] = nesterov ? p[i] - (gi + vi * m) * rate : p[i] - rate * vi;
+    }
+  });
+}
+
+double attr_or_tensor(KernelContext& ctx, const char* tensor_slot, const char* attr,
+                      double fallback) {
+  return ctx.has_input(tensor_slot) ? scalar_value(ctx.input(tensor_slot))
+                                    : ctx.attr_float(attr, fallback);
+}
+
+// Writes a one-element tensor of `like`'s dtype and shape.
+void write_scalar(KernelContext& ctx, const char* slot, const Tensor& like, double value) {
+  Tensor& out = ctx.output(slot);
+  out.resize(like.dtype(), like.shape());
+  fill(out, value);
+}
+
+// Paddle's CPU adam: with the beta powers of the steps so far,
+//   lr_t = lr * sqrt(1 - beta2_pow) / (1 - beta1_pow)
+//   m1 = beta1 m1 + (1 - beta1) g;  m2 = beta2 m2 + (1 - beta2) g^2
+//   p -= lr_t * m1 / (sqrt(m2) + epsilon * sqrt(1 - beta2_pow))
+// and then the powers advance by one factor of beta each.
+void adam(KernelContext& ctx) {
+  const Tensor param = ctx.input("Param");
+  const Tensor& grad = ctx.input("Grad");
+  const Tensor m1 = ctx.input("Moment1");
+  const Tensor m2 = ctx.input("Moment2");
+  const Tensor beta1_pow_in = ctx.input("Beta1Pow");
+  const Tensor beta2_pow_in = ctx.input("Beta2Pow");
+  check_same_shape(ctx, param, grad, "Grad");
+  check_same_shape(ctx, param, m1, "Moment1");
+  check_same_shape(ctx, param, m2, "Moment2");
+  const double beta1 = attr_or_tensor(ctx, "Beta1Tensor", "beta1", 0.9);
+  const double beta2 = attr_or_tensor(ctx, "Beta2Tensor", "beta2", 0.999);
+  const double epsilon = attr_or_tensor(ctx, "EpsilonTensor", "epsilon", 1e-8);
+  const double beta1_pow = scalar_value(beta1_pow_in);
+  const double beta2_pow = scalar_value(beta2_pow_in);
+  const double lr = scalar_value(ctx.input("LearningRate"));
+  const bool skip = ctx.has_input("SkipUpdate") && scalar_value(ctx.input("SkipUpdate")) != 0.0;
+  const bool global_pow = ctx.attr_bool("use_global_beta_pow", false);
+  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
+    const T* p = param.data<T>();
+    const T* g = grad.data<T>();
+    const T* a = m1.data<T>();
+    const T* b = m2.data<T>();
+    T* p_out = output_like<T>(ctx, "ParamOut", param);
+    T* a_out = output_like<T>(ctx, "Moment1Out", m1);
+    T* b_out = output_like<T>(ctx, "Moment2Out", m2);
+    const int64_t n = param.numel();
+    if (skip) {  // outputs are the inputs unchanged
+      for (int64_t i = 0; i < n; ++i) {
+        p_out[i] = p[i];
+        a_out[i] = a[i];
+        b_out[i] = b[i];
+      }
+    } else {
+      const T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
+      const T lr_t = static_cast<T>(lr * std::sqrt(1.0 - beta2_pow) / (1.0 - beta1_pow));
+      const T eps_t = static_cast<T>(epsilon * std::sqrt(1.0 - beta2_pow));
+      for (int64_t i = 0; i < n; ++i) {
+        const T ai = b1 * a[i] + (T(1) - b1) * g[i];
+        const T bi = b2 * b[i] + (T(1) - b2) * g[i] * g[i];
+        a_out[i] = ai;
+        b_out[i] = bi;
+        p_out[i] = p[i] - lr_t * (ai / (std::sqrt(bi) + eps_t));
+      }
+    }
+  });
+  const bool advance = !skip && !global_pow;
+  if (ctx.has_output("Beta1PowOut"))
+    write_scalar(ctx, "Beta1PowOut", beta1_pow_in, advance ? beta1_pow * beta1 : beta1_pow);
+  if (ctx.has_output("Beta2PowOut"))
+    write_scalar(ctx, "Beta2PowOut", beta2_pow_in, advance ? beta2_pow * beta2 : beta2_pow);
+}
+
+}  // namespace
+
+CTP_REGISTER_KERNEL(sgd, CPU, sgd);
+CTP_REGISTER_KERNEL(momentum, CPU, momentum);
+CTP_REGISTER_KERNEL(adam, CPU, adam);
+
+}  // namespace ctp::cpu

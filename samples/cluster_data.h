@@ -1,0 +1,38 @@
+// A deterministic synthetic classification data set: Gaussian clusters, one
+// per class, and the per-step batches of data-parallel training sharded
+// across workers.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "executor/tensor.h"
+
+namespace ctp::samples {
+
+struct ClusterData {
+  int64_t dim = 0, classes = 0;
+  std::vector<double> features;  // samples x dim, row-major
+  std::vector<int64_t> labels;   // class of each sample: sample i has class i % classes
+  int64_t size() const { return static_cast<int64_t>(labels.size()); }
+};
+
+// `samples` points around `classes` centres drawn from N(0, separation^2)
+// per coordinate, each point the centre plus N(0, spread^2) noise. The same
+// arguments give the same data on every machine.
+ClusterData make_clusters(int64_t samples, int64_t dim, int64_t classes, uint64_t seed,
+                          double separation = 3.0, double spread = 1.0);
+
+struct Batch {
+  Tensor features;  // [rows, dim], `dtype`
+  Tensor labels;    // [rows, 1], INT64
+};
+
+// Step `step`'s global batch is `global_batch` consecutive samples (wrapping
+// around the data set); worker `rank` of `world` takes the rank-th equal
+// contiguous share of it. global_batch must be a multiple of world.
+Batch shard_batch(const ClusterData& data, int64_t step, int64_t global_batch, int rank,
+                  int world, DataType dtype);
+// Rows [begin, end) of the data set (for evaluation).
+Batch rows(const ClusterData& data, int64_t begin, int64_t end, DataType dtype);
+
+}  // namespace ctp::samples

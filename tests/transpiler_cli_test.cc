@@ -1,0 +1,159 @@
+// `ctp transpile` end to end: files written, flags and Paddle's environment
+// variables mapped onto the options (flags win), --all-ranks equal to one call
+// per rank, and exit codes 1 (bad input) and 2 (bad usage).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "program_ir/atomic_file.h"
+#include "program_ir/program_io.h"
+#include "program_ir/text_io.h"
+#include "transpilers/transpile.h"
+
+namespace ctp {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kCase = fs::path(CTP_SOURCE_DIR) / "tests" / "golden" /
+                       "spmt_fuse1_two_hosts_n4_r3_momentum";
+const std::string kEndpoints = "10.0.0.1:6170,10.0.0.2:6171,10.0.0.1:6172,10.0.0.2:6173";
+
+class TranspilerCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    out_ = fs::temp_directory_path() /
+           ("ctp_transpile_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(out_);
+  }
+  void TearDown() override { fs::remove_all(out_); }
+
+  // Runs `ENV ctp transpile ARGS --startup .. --main .. -o OUT`; returns the exit code.
+  int run(const std::string& args, const std::string& env = "") {
+    const std::string cmd = env + " " + CTP_CLI_PATH + " transpile " + args + " --startup " +
+                            (kCase / "startup.json").string() + " --main " +
+                            (kCase / "main.json").string() + " -o " + out_.string() +
+                            " > " + (out_.string() + ".log") + " 2>&1";
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  }
+
+  std::pair<Program, Program> expected(TranspileMode mode, const TranspileOptions& o) {
+    Program startup = load_program_file((kCase / "startup.json").string());
+    Program main = load_program_file((kCase / "main.json").string());
+    transpile(mode, o, startup, main);
+    return {std::move(startup), std::move(main)};
+  }
+
+  static TranspileOptions options(int rank) {
+    TranspileOptions o;
+    o.collective.endpoints = {"10.0.0.1:6170", "10.0.0.2:6171", "10.0.0.1:6172",
+                              "10.0.0.2:6173"};
+    o.collective.rank = rank;
+    o.collective.current_endpoint = o.collective.endpoints[rank];
+    return o;
+  }
+
+  Program output(const std::string& name) { return load_program_file((out_ / name).string()); }
+
+  fs::path out_;
+};
+
+TEST_F(TranspilerCli, WritesBothProgramsAsProtobuf) {
+  ASSERT_EQ(run("--mode grad_allreduce --nrings 3 --rank 2 --endpoints " + kEndpoints), 0);
+  TranspileOptions o = options(2);
+  o.collective.nrings = 3;
+  auto [startup, main] = expected(TranspileMode::kGradAllReduce, o);
+  EXPECT_EQ(detect_program_format(read_file((out_ / "startup.pb").string())),
+            ProgramFormat::Proto);
+  EXPECT_EQ(output("startup.pb"), startup);
+  EXPECT_EQ(output("main.pb"), main);
+}
+
+TEST_F(TranspilerCli, EmitsJsonAndText) {
+  ASSERT_EQ(run("--mode local_sgd --rank 1 --endpoints " + kEndpoints + " --emit json"), 0);
+  auto [startup, main] = expected(TranspileMode::kLocalSgd, options(1));
+  EXPECT_EQ(output("main.json"), main);
+  fs::remove_all(out_);
+  ASSERT_EQ(run("--mode local_sgd --rank 1 --endpoints " + kEndpoints + " --emit text"), 0);
+  EXPECT_EQ(read_file((out_ / "startup.txt").string()), program_to_text(startup));
+}
+
+TEST_F(TranspilerCli, EnvironmentVariablesMapOntoOptionsAndFlagsWin) {
+  const std::string base = "--mode single_process_multi_thread --rank 3 --endpoints " + kEndpoints;
+  ASSERT_EQ(run(base, "PADDLE_FUSE_ALLREDUCE=2 PADDLE_LOSS_SCALE=0 FLAGS_selected_gpus=0,1"), 0);
+  TranspileOptions o = options(3);
+  o.single_process_multi_thread = {.fuse_allreduce = 2, .loss_scale = 0, .gpu_nums = 2};
+  EXPECT_EQ(output("main.pb"), expected(TranspileMode::kSingleProcessMultiThread, o).second);
+
+  fs::remove_all(out_);
+  ASSERT_EQ(run(base + " --fuse-allreduce 0 --loss-scale 1 --selected-gpus 0,1,2,3",
+                "PADDLE_FUSE_ALLREDUCE=2 PADDLE_LOSS_SCALE=0 FLAGS_selected_gpus=0,1"),
+            0);
+  o.single_process_multi_thread = {.fuse_allreduce = 0, .loss_scale = 1, .gpu_nums = 4};
+  EXPECT_EQ(output("main.pb"), expected(TranspileMode::kSingleProcessMultiThread, o).second);
+
+  fs::remove_all(out_);
+  ASSERT_EQ(run(base), 0);  // unset: the reference's defaults (fuse 1, scale 1, 8 GPUs)
+  EXPECT_EQ(output("main.pb"),
+            expected(TranspileMode::kSingleProcessMultiThread, options(3)).second);
+}
+
+TEST_F(TranspilerCli, AllRanksEqualsOneCallPerRank) {
+  ASSERT_EQ(run("--mode multi_thread --trans-mode all_gather --nrings 2 --all-ranks "
+                "--selected-gpus 0,1 --endpoints " + kEndpoints + " --emit json"),
+            0);
+  for (int rank = 0; rank < 4; ++rank) {
+    TranspileOptions o = options(rank);
+    o.collective.nrings = 2;
+    o.multi_thread = {.trans_mode = MultiThreadTransMode::kAllGather, .gpu_num = 2};
+    auto [startup, main] = expected(TranspileMode::kMultiThread, o);
+    const std::string dir = "rank_" + std::to_string(rank) + "/";
+    EXPECT_EQ(output(dir + "startup.json"), startup) << dir;
+    EXPECT_EQ(output(dir + "main.json"), main) << dir;
+  }
+  EXPECT_FALSE(fs::exists(out_ / "rank_4"));
+}
+
+TEST_F(TranspilerCli, UsageErrorsExitTwo) {
+  const std::string eps = " --endpoints " + kEndpoints;
+  EXPECT_EQ(run("--mode grad_allreduce --trans-mode all_gather --rank 0" + eps), 2);
+  EXPECT_EQ(run("--mode grad_allreduce" + eps), 2);  // no --rank
+  EXPECT_EQ(run("--mode box --rank 0" + eps), 2);
+  EXPECT_EQ(run("--mode grad_allreduce --rank 0 --fuse-allreduce 1" + eps), 2);
+  EXPECT_EQ(run("--mode single_process_multi_thread --rank 0 --fuse-allreduce 3" + eps), 2);
+  EXPECT_EQ(run("--mode single_process_multi_thread --rank 0 --nrings 2" + eps), 2);
+  EXPECT_EQ(run("--mode grad_allreduce --all-ranks --rank 1" + eps), 2);
+  EXPECT_EQ(run("--mode grad_allreduce --rank 7" + eps), 2);  // no endpoints[7]
+  EXPECT_EQ(run("--mode grad_allreduce --rank 0 --emit yaml" + eps), 2);
+  EXPECT_FALSE(fs::exists(out_));
+}
+
+TEST_F(TranspilerCli, InputErrorsExitOneAndWriteNothing) {
+  EXPECT_EQ(run("--mode grad_allreduce --rank 0 --endpoints 127.0.0.1:1"), 1);
+  EXPECT_EQ(run("--mode grad_allreduce --rank -1 --endpoints " + kEndpoints), 1);
+  EXPECT_EQ(run("--mode grad_allreduce --rank 0 --current-endpoint 9.9.9.9:1 --endpoints " +
+                kEndpoints),
+            1);
+  EXPECT_EQ(run("--mode single_process_multi_thread --rank 0 --endpoints " + kEndpoints,
+                "PADDLE_FUSE_ALLREDUCE=yes"),
+            1);
+  const std::string missing = CTP_CLI_PATH + std::string(
+      " transpile --mode grad_allreduce --rank 0 --endpoints a:1,b:1 --startup /nonexistent.json "
+      "--main /nonexistent.json -o ") + out_.string() + " 2> /dev/null";
+  const int status = std::system(missing.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_FALSE(fs::exists(out_));
+  // A rank beyond the endpoints is accepted with an explicit current endpoint, as in Paddle.
+  EXPECT_EQ(run("--mode grad_allreduce --rank 9 --current-endpoint 10.0.0.1:6170 --endpoints " +
+                kEndpoints),
+            0);
+}
+
+}  // namespace
+}  // namespace ctp

@@ -1,0 +1,40 @@
+// The rewrite steps of the reference's Collective and GradAllReduce classes
+// that several modes share, each matching its Python method op for op. They
+// walk the block's op list once, inserting at stable handles where the
+// reference re-enumerates the ops and inserts by index.
+#pragma once
+#include <string_view>
+
+#include "program_ir/block.h"
+#include "transpilers/name_generator.h"
+#include "transpilers/options.h"
+
+namespace ctp {
+
+// Collective._init_communicator for one ring: a RAW var from
+// names.generate("nccl_id"), c_gen_nccl_id, then c_comm_init (or, with
+// `multitrainer`, c_comm_init_multitrainer), appended to the block.
+void append_communicator_init(Block& block, const CollectiveOptions& options, int ring_id,
+                              bool multitrainer, NameGenerator& names, std::string_view pass);
+
+// Collective._broadcast_params: c_broadcast of every non-distributed parameter
+// (declaration order, rings alternating), then one c_sync_comm_stream per ring
+// naming the last parameter seen, distributed or not. Throws when the block has
+// no parameter at all (the reference fails there with UnboundLocalError).
+void append_param_broadcast(Block& block, int nrings, std::string_view pass);
+
+// c_comm_init_all {ring_id: 0} (SingleProcessMultiThread and MultiThread on one node).
+void append_comm_init_all(Block& block);
+
+// GradAllReduce._insert_scale_loss_grad_ops: a scale op (FLOAT `scale`) right
+// after every op whose role is Backward|Loss, on its first output.
+void insert_loss_grad_scale(Block& block, float scale, std::string_view pass);
+
+// GradAllReduce._insert_allreduce_ops: after each backward op with op_role_var,
+// c_sync_calc_stream on its first non-distributed grad, then c_allreduce_sum of
+// each such grad in reverse pair order (rings alternating in the reference's
+// reverse walk); then one c_sync_comm_stream per ring before the first
+// optimizer op, naming the last grad the walk saw.
+void insert_grad_allreduce(Block& block, int nrings, std::string_view pass);
+
+}  // namespace ctp

@@ -1,0 +1,132 @@
+#include "transpilers/rewrite_support.h"
+
+#include "program_ir/error.h"
+
+namespace ctp {
+namespace {
+
+std::string shape_to_string(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+}  // namespace
+
+std::string OpSite::describe() const {
+  return std::string(pass) + ": block " + std::to_string(block.idx) + ", op " +
+         std::to_string(index) + " (" + op.type + ")";
+}
+
+void OpSite::fail(const std::string& what) const { throw Error(describe() + ": " + what); }
+
+const Var& require_var(const OpSite& site, const std::string& name, std::string_view role) {
+  if (const Var* v = site.block.find_var(name)) return *v;
+  site.fail(std::string(role) + " '" + name + "' is not declared in block " +
+            std::to_string(site.block.idx));
+}
+
+std::optional<int64_t> op_role_at(const OpSite& site) {
+  try {
+    return get_op_role(site.op);
+  } catch (const Error& e) {
+    site.fail(std::string("bad op_role: ") + e.what());
+  }
+}
+
+bool is_backward_at(const OpSite& site) {
+  auto role = op_role_at(site);
+  return role && (*role & op_role::kBackward);
+}
+
+bool is_optimizer_at(const OpSite& site) {
+  auto role = op_role_at(site);
+  return role && (*role & op_role::kOptimize);
+}
+
+bool is_loss_grad_at(const OpSite& site) {
+  auto role = op_role_at(site);
+  return role && (*role & op_role::kBackward) && (*role & op_role::kLoss);
+}
+
+std::vector<ParamGrad> param_grad_pairs_at(const OpSite& site) {
+  try {
+    return param_grad_pairs(site.op);
+  } catch (const Error& e) {
+    site.fail(e.what());
+  }
+}
+
+const std::string& first_input(const OpSite& site, std::string_view slot) {
+  const auto* args = site.op.input(slot);
+  if (!args) site.fail("has no input slot '" + std::string(slot) + "'");
+  if (args->empty()) site.fail("input slot '" + std::string(slot) + "' is empty");
+  return args->front();
+}
+
+const std::string& first_output(const OpSite& site, std::string_view slot) {
+  const auto* args = site.op.output(slot);
+  if (!args) site.fail("has no output slot '" + std::string(slot) + "'");
+  if (args->empty()) site.fail("output slot '" + std::string(slot) + "' is empty");
+  return args->front();
+}
+
+const Attribute& require_attr(const OpSite& site, std::string_view name) {
+  if (const Attribute* a = site.op.attr(name)) return *a;
+  site.fail("has no attribute '" + std::string(name) + "'");
+}
+
+Var& create_var(Block& block, const VarRequest& request, std::string_view pass) {
+  Var* existing = block.find_var(request.name);
+  if (!existing) {
+    Var v;
+    v.name = request.name;
+    v.type = request.type;
+    if (request.shape) v.shape = *request.shape;
+    if (request.dtype) v.dtype = *request.dtype;
+    if (request.persistable) v.persistable = *request.persistable;
+    v.stop_gradient = request.stop_gradient;
+    return block.add_var(std::move(v));
+  }
+  auto clash = [&](const std::string& field, const std::string& have,
+                   const std::string& want) {
+    throw Error(std::string(pass) + ": block " + std::to_string(block.idx) + " already has var '" +
+                request.name + "' with " + field + " " + have + "; the rewrite needs " + want);
+  };
+  if (existing->type != request.type)
+    clash("type", std::string(to_string(existing->type)), std::string(to_string(request.type)));
+  if (request.shape && existing->shape != *request.shape)
+    clash("shape", shape_to_string(existing->shape), shape_to_string(*request.shape));
+  if (request.dtype && existing->dtype != *request.dtype)
+    clash("dtype", std::string(to_string(existing->dtype)),
+          std::string(to_string(*request.dtype)));
+  if (request.persistable && existing->persistable != *request.persistable)
+    clash("persistable", existing->persistable ? "true" : "false",
+          *request.persistable ? "true" : "false");
+  existing->stop_gradient = request.stop_gradient;
+  return *existing;
+}
+
+Op make_op(std::string type, std::vector<Slot> inputs, std::vector<Slot> outputs,
+           std::vector<NamedAttribute> attrs) {
+  Op op(std::move(type), std::move(inputs), std::move(outputs), std::move(attrs));
+  if (!op.has_attr(kOpRoleAttr)) op.set_attr(kOpRoleAttr, Attribute(op_role::kForward));
+  return op;
+}
+
+Op make_in_place_op(std::string type, const std::string& var,
+                    std::vector<NamedAttribute> attrs) {
+  return make_op(std::move(type), {{"X", {var}}}, {{"Out", {var}}}, std::move(attrs));
+}
+
+Block::OpHandle find_first_optimizer_op(Block& block, std::string_view pass) {
+  std::size_t index = 0;
+  for (auto it = block.ops().begin(); it != block.ops().end(); ++it, ++index)
+    if (is_optimizer_at(OpSite{pass, block, index, *it})) return it;
+  return block.ops().end();
+}
+
+}  // namespace ctp

@@ -1,0 +1,74 @@
+// Building blocks the transpile passes share: where an op is (for error
+// messages), Paddle's create_var and Operator-construction rules, and checked
+// reads of op roles, op_role_var pairs and slots.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "program_ir/block.h"
+#include "program_ir/op_role.h"
+
+namespace ctp {
+
+// An op of the block a pass rewrites: "<pass>: block 0, op 12 (mul_grad)".
+// `index` is the op's position when the rewrite step that reads it began, as
+// the reference's enumerate(block.ops) numbers it.
+struct OpSite {
+  std::string_view pass;
+  const Block& block;
+  std::size_t index;
+  const Op& op;
+  std::string describe() const;
+  [[noreturn]] void fail(const std::string& what) const;
+};
+
+// Paddle's block.vars[name] / block.var(name) on the op's own block: throws
+// ctp::Error naming the site, the role of the name (e.g. "op_role_var param")
+// and the var when the block does not declare it.
+const Var& require_var(const OpSite& site, const std::string& name, std::string_view role);
+
+// The op's role bits (nullopt without op_role) and op_role_var pairs, with
+// errors that name the site.
+std::optional<int64_t> op_role_at(const OpSite& site);
+bool is_backward_at(const OpSite& site);
+bool is_optimizer_at(const OpSite& site);
+bool is_loss_grad_at(const OpSite& site);
+std::vector<ParamGrad> param_grad_pairs_at(const OpSite& site);
+// op.input(slot)[0] / op.output(slot)[0]: throws when the slot is missing or empty.
+const std::string& first_input(const OpSite& site, std::string_view slot);
+const std::string& first_output(const OpSite& site, std::string_view slot);
+// op.attr(name): throws when missing.
+const Attribute& require_attr(const OpSite& site, std::string_view name);
+
+// Paddle's block.create_var(...): returns the existing var of that name when it
+// agrees with every field given (Paddle raises ValueError otherwise, and so do
+// we), else declares a new one. stop_gradient is always written, as Paddle's
+// Variable constructor does.
+struct VarRequest {
+  std::string name;
+  VarKind type = VarKind::LOD_TENSOR;
+  std::optional<std::vector<int64_t>> shape;
+  std::optional<DataType> dtype;
+  std::optional<bool> persistable;
+  bool stop_gradient = false;
+};
+Var& create_var(Block& block, const VarRequest& request, std::string_view pass);
+
+// An op as Paddle's Operator constructor makes it from append_op/_insert_op
+// arguments: slots and attributes in the order given, and op_role = Forward
+// (the program's default role) appended when the caller gave none.
+Op make_op(std::string type, std::vector<Slot> inputs, std::vector<Slot> outputs,
+           std::vector<NamedAttribute> attrs);
+
+// The same single var as input X and output Out, as most collective ops use.
+Op make_in_place_op(std::string type, const std::string& var,
+                    std::vector<NamedAttribute> attrs);
+
+// The first op in block order whose role has the Optimize bit, or end().
+Block::OpHandle find_first_optimizer_op(Block& block, std::string_view pass);
+
+}  // namespace ctp
