@@ -121,7 +121,10 @@ class Values {
                       ", got the string \"" + j.get<std::string>() + "\"");
     }
     expect(j.is_number(), j, at, "a number", what);
-    return j.get<double>();
+    const double d = j.get<double>();
+    // 1e999 reads as infinity; infinities are spelled "Infinity".
+    if (!std::isfinite(d)) c_.fail(at, "value is out of range" + std::string(what));
+    return d;
   }
   float float32(const Json& j, const JPath& at, std::string_view what = {}) const {
     if (j.is_string()) {
@@ -130,9 +133,8 @@ class Values {
                       ", got the string \"" + j.get<std::string>() + "\"");
     }
     expect(j.is_number(), j, at, "a number", what);
-    double d = j.get<double>();
-    auto f = static_cast<float>(d);
-    if (std::isinf(f) && !std::isinf(d)) c_.fail(at, "value is out of range" + std::string(what));
+    auto f = static_cast<float>(j.get<double>());
+    if (!std::isfinite(f)) c_.fail(at, "value is out of range" + std::string(what));
     return f;
   }
 

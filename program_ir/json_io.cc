@@ -103,9 +103,14 @@ class ProgramSax {
     // nlohmann's message is "[json.exception.parse_error.101] parse error at
     // line L, column C: DETAIL"; ctp reports the position itself.
     std::string detail = ex.what();
-    if (auto at = detail.find("column "); at != std::string::npos)
+    if (auto at = detail.find("column "); at != std::string::npos) {
       if (auto colon = detail.find(": ", at); colon != std::string::npos)
         detail = detail.substr(colon + 2);
+    } else if (detail.starts_with("[json.exception.")) {
+      // Other errors (a number too large) are "[json.exception.ID] DETAIL".
+      if (auto close = detail.find("] "); close != std::string::npos)
+        detail = detail.substr(close + 2);
+    }
     // `position` counts the characters read, the offending one included.
     std::size_t line = 1, column = 1;
     const std::size_t end = std::min(position > 0 ? position - 1 : 0, text_.size());

@@ -182,6 +182,8 @@ TEST(JsonIoFloats, ShortestFormsAndSpecialValues) {
   EXPECT_EQ(float_back("3.4028235e38"), std::numeric_limits<float>::max());
   EXPECT_THAT(error_of(with_attrs(R"({"f": {"type": "FLOAT", "value": 1e39}})")),
               HasSubstr("blocks[0].ops[3].attrs.f: value is out of range for FLOAT"));
+  EXPECT_EQ(error_of(R"({"blocks": [], "x": -1e999})"),
+            "prog.json: line 1, column 26: number overflow parsing '-1e999'");
   EXPECT_THAT(error_of(with_attrs(R"({"f": {"type": "FLOAT", "value": "NaN(0x7fc00000"}})")),
               HasSubstr("attrs.f: expected a number, \"NaN\", \"Infinity\" or \"-Infinity\" for FLOAT"));
   // A NaN spelling must denote a NaN of the attribute's width.
