@@ -27,7 +27,7 @@ fi
 echo "build ok"
 
 if [ "$WHAT" = all ] || [ "$WHAT" = tests ]; then
-  timeout 300 ./build/tests/ctp_gpu_tests --gtest_output="xml:$OUT/gpu_tests.xml" \
+  timeout 300 ./build/tests/ctp_gpu_tests \
     > "$OUT/gpu_tests.log" 2>&1
   echo "ctp_gpu_tests exit $?"
   grep -E "^\[  (FAILED|PASSED|SKIPPED) |^\[       OK|tests ran|Failure|rror" "$OUT/gpu_tests.log" | head -60
