@@ -88,6 +88,31 @@ std::string seconds(std::chrono::milliseconds ms) {
   return std::to_string(static_cast<double>(ms.count()) / 1000.0) + " s";
 }
 
+// A non-blocking communicator launches every collective from a thread that
+// NCCL starts for the call, which costs tens of microseconds per call; a
+// blocking one launches inline. Rings are therefore created non-blocking
+// (so that a peer that never comes times out) and then split, all ranks
+// together, into a blocking child that carries the collectives. Should the
+// split fail, the non-blocking communicator is kept: slower, still correct.
+ncclComm_t with_inline_launches(ncclComm_t comm, int rank, Clock::time_point deadline) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 1;
+  ncclComm_t child = nullptr;
+  ncclResult_t r = ncclCommSplit(comm, 0, rank, &child, &config);
+  if (r == ncclInProgress) r = poll_until_done(child ? child : comm, nullptr, deadline);
+  if (r != ncclSuccess || !child) {
+    if (child) ncclCommAbort(child);
+    return comm;
+  }
+  ncclResult_t f = ncclCommFinalize(comm);
+  if (f == ncclInProgress) f = poll_until_done(comm, nullptr, deadline);
+  if (f == ncclSuccess)
+    ncclCommDestroy(comm);
+  else
+    ncclCommAbort(comm);
+  return child;
+}
+
 }  // namespace
 
 std::string make_nccl_unique_id() {
@@ -129,6 +154,7 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::connect(const NcclRingSetup&
     ncclCommAbort(comm);
     throw Error(where + message);
   }
+  comm = with_inline_launches(comm, setup.rank, Clock::now() + setup.options.timeout);
   return std::unique_ptr<NcclCommunicator>(new NcclCommunicator(
       comm, setup.rank, setup.size, setup.ring_id, setup.device, setup.options));
 }

@@ -3,10 +3,13 @@
 // communication stream, or the compute stream for use_calc_stream) and the
 // host never waits for them, except in wait()/synchronize_device().
 //
-// Communicators are created non-blocking, so neither creation nor any wait
-// can hang: every wait polls NCCL's asynchronous error state and ends after
-// CommOptions::timeout by aborting the communicator (ncclCommAbort) and
-// throwing a ctp::Error that names the rank, the ring and the operation.
+// Communicators are created non-blocking, so creation cannot hang, and then
+// split into a blocking child whose collectives launch inline (a non-blocking
+// communicator launches each call from a thread of its own, tens of
+// microseconds). No wait can hang either: every host wait polls NCCL's
+// asynchronous error state and ends after CommOptions::timeout by aborting the
+// communicator (ncclCommAbort) and throwing a ctp::Error that names the rank,
+// the ring and the operation.
 #pragma once
 #include <atomic>
 #include <memory>
