@@ -110,6 +110,19 @@ __global__ void binary_grad_kernel(Binary op, bool for_y, const T* dout, const T
 }
 
 template <typename T>
+__global__ void broadcast_scale_kernel(const T* src, T* out, T factor, BroadcastIndex index,
+                                       int64_t n) {
+  for (int64_t o = first_index(); o < n; o += grid_stride()) {
+    int64_t rest = o, j = 0;
+    for (int d = index.rank - 1; d >= 0; --d) {
+      j += (rest % index.out_shape[d]) * index.x_strides[d];
+      rest /= index.out_shape[d];
+    }
+    out[o] = mul_rn(src[j], factor);
+  }
+}
+
+template <typename T>
 __global__ void relu_kernel(const T* x, T* out, int64_t n) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = x[i] > T(0) ? x[i] : T(0);
 }
@@ -286,6 +299,15 @@ void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int
 }
 
 template <typename T>
+void broadcast_scale(const T* src, T* out, double factor, const BroadcastIndex& index, Stream s) {
+  int64_t n = 1;
+  for (int d = 0; d < index.rank; ++d) n *= index.out_shape[d];
+  if (n > 0)
+    broadcast_scale_kernel<T><<<grid_for(n), kThreads, 0, s>>>(src, out, static_cast<T>(factor),
+                                                                index, n);
+}
+
+template <typename T>
 void relu(const T* x, T* out, int64_t n, Stream s) {
   if (n > 0) relu_kernel<T><<<grid_for(n), kThreads, 0, s>>>(x, out, n);
 }
@@ -374,6 +396,7 @@ void scalar_times(Scalar in, double factor, void* out, Stream s) {
   template void binary<T>(Binary, const T*, const T*, T*, const BroadcastIndex&, Stream);      \
   template void binary_grad<T>(Binary, bool, const T*, const T*, T*, int64_t,                  \
                                const BroadcastIndex&, Stream);                                 \
+  template void broadcast_scale<T>(const T*, T*, double, const BroadcastIndex&, Stream);       \
   template void relu<T>(const T*, T*, int64_t, Stream);                                        \
   template void relu_grad<T>(const T*, const T*, T*, int64_t, Stream);                         \
   template void scale<T>(const T*, T*, int64_t, double, double, bool, Stream);                 \

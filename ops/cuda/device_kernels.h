@@ -36,6 +36,10 @@ void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& ind
 template <typename T>
 void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int64_t n_d,
                  const BroadcastIndex& index, Stream s);
+// out[o] = src[j(o)] * factor over index.out_shape, j from index.x_strides
+// (a broadcast copy: reduce_mean_grad).
+template <typename T>
+void broadcast_scale(const T* src, T* out, double factor, const BroadcastIndex& index, Stream s);
 template <typename T> void relu(const T* x, T* out, int64_t n, Stream s);
 template <typename T> void relu_grad(const T* dout, const T* gate, T* d, int64_t n, Stream s);
 template <typename T>

@@ -151,8 +151,81 @@ void mean_grad(KernelContext& ctx) {
   });
 }
 
+// reduce_mean's dims as a broadcast over X's shape: X contiguous, the
+// output's strides with 0 on the reduced dims (the CPU kernel's plan).
+struct Reduction {
+  launch::BroadcastIndex index;
+  std::vector<int64_t> out_shape;
+  int64_t count = 1;  // elements of X per output element
+};
+
+Reduction plan_reduction(KernelContext& ctx, const std::vector<int64_t>& shape) {
+  std::vector<bool> reduced(shape.size(), false);
+  const std::vector<int64_t> dims = ctx.attr_ints("dim", {0});
+  const bool all = ctx.attr_bool("reduce_all", false) || dims.empty();
+  for (int64_t d : dims)
+    if (!all) reduced[static_cast<std::size_t>(cpu::normalize_axis(ctx, d, shape.size(), "dim"))] = true;
+  if (all) reduced.assign(shape.size(), true);
+  const bool keep = ctx.attr_bool("keep_dim", false);
+  cpu::BroadcastPlan plan;
+  plan.out_shape = shape;
+  plan.x_strides.assign(shape.size(), 0);
+  plan.y_strides.assign(shape.size(), 0);
+  Reduction r;
+  int64_t x_stride = 1, out_stride = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    plan.x_strides[d] = x_stride;
+    x_stride *= shape[d];
+    if (reduced[d]) {
+      r.count *= shape[d];
+    } else {
+      plan.y_strides[d] = out_stride;
+      out_stride *= shape[d];
+    }
+  }
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (!reduced[d]) r.out_shape.push_back(shape[d]);
+    else if (keep) r.out_shape.push_back(1);
+  }
+  if (r.out_shape.empty()) r.out_shape = {1};
+  r.index = index_of(ctx, plan);
+  return r;
+}
+
+// Sums each output's elements in X's order (as the CPU kernel), then scales.
+void reduce_mean(KernelContext& ctx) {
+  const Tensor x = device_input(ctx, "X");
+  const Reduction r = plan_reduction(ctx, x.shape());
+  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+    Tensor& out = device_output(ctx, "Out", 0, x.dtype(), r.out_shape);
+    launch::binary_grad<T>(Binary::Add, true, x.data<T>(), nullptr, out.data<T>(), out.numel(),
+                           r.index, stream_of(ctx));
+    const T inv = T(1) / static_cast<T>(r.count ? r.count : 1);
+    launch::scale<T>(out.data<T>(), out.data<T>(), out.numel(), inv, 0.0, true, stream_of(ctx));
+  });
+}
+
+void reduce_mean_grad(KernelContext& ctx) {
+  const Tensor& x = ctx.input("X");  // only its shape is read
+  const Tensor dout = device_input(ctx, "Out@GRAD");
+  const std::vector<int64_t> shape = x.shape();
+  Reduction r = plan_reduction(ctx, shape);
+  if (dout.numel() != cpu::product(r.out_shape))
+    throw Error(ctx.where() + "Out@GRAD has shape " + shape_string(dout.shape()) +
+                ", expected " + shape_string(r.out_shape));
+  // Read Out@GRAD through the output strides (the plan's Y side).
+  for (int d = 0; d < r.index.rank; ++d) r.index.x_strides[d] = r.index.y_strides[d];
+  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+    Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), shape);
+    const T inv = T(1) / static_cast<T>(r.count ? r.count : 1);
+    launch::broadcast_scale<T>(dout.data<T>(), dx.data<T>(), inv, r.index, stream_of(ctx));
+  });
+}
+
 }  // namespace
 
+CTP_REGISTER_KERNEL(reduce_mean, CUDA, reduce_mean);
+CTP_REGISTER_KERNEL(reduce_mean_grad, CUDA, reduce_mean_grad);
 CTP_REGISTER_KERNEL(elementwise_add, CUDA, elementwise<Binary::Add>);
 CTP_REGISTER_KERNEL(elementwise_sub, CUDA, elementwise<Binary::Sub>);
 CTP_REGISTER_KERNEL(elementwise_mul, CUDA, elementwise<Binary::Mul>);

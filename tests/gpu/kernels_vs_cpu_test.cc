@@ -137,6 +137,22 @@ TEST(GpuKernels, ReluScaleSumMean) {
               {"r", "dr", "s1", "s2", "total", "acc", "m", "dm"}, 1e-6, 1e-7);
 }
 
+TEST(GpuKernels, ReduceMeanOverDimsAndItsGrad) {
+  CTP_REQUIRE_GPUS(1);
+  ProgramBuilder pb;
+  pb.op("reduce_mean").in("X", "x").out("Out", "m1").attr("dim", std::vector<int32_t>{1});
+  pb.op("reduce_mean").in("X", "x").out("Out", "m02").attr("dim", std::vector<int32_t>{0, -1})
+      .attr("keep_dim", true);
+  pb.op("reduce_mean").in("X", "x").out("Out", "mall").attr("reduce_all", true);
+  pb.op("reduce_mean_grad").in("X", "x").in("Out@GRAD", "g1").out("X@GRAD", "dx1")
+      .attr("dim", std::vector<int32_t>{1});
+  pb.op("reduce_mean_grad").in("X", "x").in("Out@GRAD", "g02").out("X@GRAD", "dx02")
+      .attr("dim", std::vector<int32_t>{0, -1}).attr("keep_dim", true);
+  expect_same(pb.build(), {{"x", random_fp32({3, 4, 5}, 60)}, {"g1", random_fp32({3, 5}, 61)},
+                           {"g02", random_fp32({1, 4, 1}, 62)}},
+              {"m1", "m02", "mall", "dx1", "dx02"}, 0, 0);
+}
+
 TEST(GpuKernels, MulAndMatmulOnCublasWithGrads) {
   CTP_REQUIRE_GPUS(1);
   ProgramBuilder pb;
