@@ -10,7 +10,8 @@
 // communication stream, as GradAllReduce inserts it), run by the Executor:
 // kernel dispatch, stream ordering and the NCCL call are all in the time.
 // For reference the same sizes are also timed calling the communicator
-// directly ("raw NCCL", no executor). Time per call = the wall time of
+// directly ("raw NCCL", no executor). --blocking-ring makes the ring a
+// blocking NCCL communicator (see executor/cuda/nccl_communicator.h). Time per call = the wall time of
 // `iters` back-to-back calls, ended by a full device sync, over iters; the
 // ranks meet at a barrier before each timed run. busbw = bytes / time *
 // 2(n-1)/n, the nccl-tests formula that bench/gpu/torch_allreduce.py uses too.
@@ -22,11 +23,8 @@
 #include <vector>
 
 #ifdef CTP_HAVE_CUDA
-#include "executor/cuda/nccl_communicator.h"
-#include "executor/executor.h"
-#include "executor/rendezvous_socket.h"
+#include "bench/gpu/bench_ring.h"
 #include "program_ir/atomic_file.h"
-#include "program_ir/builder.h"
 #endif
 
 namespace {
@@ -43,24 +41,10 @@ struct Options {
   int64_t min_bytes = 8;
   int64_t max_bytes = int64_t{1} << 30;
   std::string csv;
+  // Collectives on a blocking NCCL ring (NcclRingSetup::blocking_unique_id)
+  // instead of the non-blocking one c_comm_init makes.
+  bool blocking_ring = false;
 };
-
-Program startup_program(const Options& o, const std::vector<std::string>& endpoints) {
-  ProgramBuilder pb;
-  Var id;
-  id.name = "comm_id_0";
-  id.type = VarKind::RAW;
-  id.persistable = true;
-  pb.var(id);
-  std::vector<std::string> others;
-  for (int i = 0; i < o.nranks; ++i)
-    if (i != o.rank) others.push_back(endpoints[i]);
-  pb.op("c_gen_nccl_id").out("Out", "comm_id_0").attr("rank", o.rank)
-      .attr("endpoint", endpoints[o.rank]).attr("other_endpoints", others);
-  pb.op("c_comm_init").in("X", "comm_id_0").attr("nranks", o.nranks).attr("rank", o.rank)
-      .attr("ring_id", 0);
-  return pb.build();
-}
 
 Program allreduce_program() {
   ProgramBuilder pb;
@@ -76,12 +60,6 @@ int iterations_for(int64_t bytes) {
 }
 
 int run(const Options& o) {
-  std::vector<std::string> endpoints;
-  for (const auto& e : net::parse_endpoint_list(o.endpoints, "--endpoints"))
-    endpoints.push_back(e.host + ":" + std::to_string(e.port));
-  if (static_cast<int>(endpoints.size()) != o.nranks)
-    throw Error("--endpoints lists " + std::to_string(endpoints.size()) + " endpoints for " +
-                std::to_string(o.nranks) + " ranks");
   DeviceContext dc(o.device >= 0 ? o.device : o.rank);
   CommunicatorManager comms(CommOptions{std::chrono::seconds(120)});
   RunServices services;
@@ -89,9 +67,8 @@ int run(const Options& o) {
   services.device_context = &dc;
   services.comms = &comms;
   Scope scope;
-  const Program startup = startup_program(o, endpoints);
-  Executor(startup, services).run(scope);
-  NcclCommunicator& ring = as_nccl(comms.get(0), "");
+  NcclCommunicator& ring =
+      bench::join_ring0(o.rank, o.nranks, o.endpoints, o.blocking_ring, dc, comms, services);
 
   const Program main = allreduce_program();
   Executor step(main, services);
@@ -151,6 +128,8 @@ int main(int argc, char** argv) {
   app.add_option("--min-bytes", o.min_bytes);
   app.add_option("--max-bytes", o.max_bytes);
   app.add_option("--csv", o.csv, "rank 0 writes the table here");
+  app.add_flag("--blocking-ring", o.blocking_ring,
+               "run the collectives on a blocking NCCL ring (NcclRingSetup::blocking_unique_id)");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(o);

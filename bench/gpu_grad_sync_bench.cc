@@ -24,11 +24,8 @@
 #include <vector>
 
 #ifdef CTP_HAVE_CUDA
-#include "executor/cuda/nccl_communicator.h"
-#include "executor/executor.h"
-#include "executor/rendezvous_socket.h"
+#include "bench/gpu/bench_ring.h"
 #include "program_ir/atomic_file.h"
-#include "program_ir/builder.h"
 #endif
 
 namespace {
@@ -43,6 +40,7 @@ struct Options {
   std::string endpoints;
   std::string shapes;
   std::string csv;
+  bool blocking_ring = false;  // as gpu_allreduce_bench --blocking-ring
 };
 
 struct Model {
@@ -97,36 +95,14 @@ Program sync_program(const std::string& mode, std::size_t count) {
 }
 
 int run(const Options& o) {
-  std::vector<std::string> endpoints;
-  for (const auto& e : net::parse_endpoint_list(o.endpoints, "--endpoints"))
-    endpoints.push_back(e.host + ":" + std::to_string(e.port));
-  if (static_cast<int>(endpoints.size()) != o.nranks)
-    throw Error("--endpoints must list one endpoint per rank");
   DeviceContext dc(o.rank);
   CommunicatorManager comms(CommOptions{std::chrono::seconds(120)});
   RunServices services;
   services.device = dc.device();
   services.device_context = &dc;
   services.comms = &comms;
-  {
-    ProgramBuilder sb;
-    Var id;
-    id.name = "comm_id_0";
-    id.type = VarKind::RAW;
-    id.persistable = true;
-    sb.var(id);
-    std::vector<std::string> others;
-    for (int i = 0; i < o.nranks; ++i)
-      if (i != o.rank) others.push_back(endpoints[i]);
-    sb.op("c_gen_nccl_id").out("Out", "comm_id_0").attr("rank", o.rank)
-        .attr("endpoint", endpoints[o.rank]).attr("other_endpoints", others);
-    sb.op("c_comm_init").in("X", "comm_id_0").attr("nranks", o.nranks).attr("rank", o.rank)
-        .attr("ring_id", 0);
-    const Program startup = sb.build();
-    Scope scope;
-    Executor(startup, services).run(scope);
-  }
-  Communicator& ring = comms.get(0);
+  Communicator& ring =
+      bench::join_ring0(o.rank, o.nranks, o.endpoints, o.blocking_ring, dc, comms, services);
   std::string csv = "model,mode,tensors,parameters,step_ms\n";
   for (const Model& model : read_shapes(o.shapes)) {
     int64_t total = 0;
@@ -145,14 +121,14 @@ int run(const Options& o) {
       synchronize_device(dc, &comms);
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / 20;
       if (o.rank == 0) {
-        std::printf("%-12s ctp_%-15s %5zu tensors %11lld params %9.3f ms (copied %llu B)\n",
+        std::printf(o.blocking_ring ? "%-12s ctp_blocking_%-15s" : "%-12s ctp_%-15s %5zu tensors %11lld params %9.3f ms (copied %llu B)\n",
                     model.name.c_str(), mode.c_str(), model.numels.size(),
                     static_cast<long long>(total), ms,
                     static_cast<unsigned long long>(step.services().counters.coalesce_bytes_copied));
         std::fflush(stdout);
       }
       char row[256];
-      std::snprintf(row, sizeof row, "%s,ctp_%s,%zu,%lld,%.4f\n", model.name.c_str(), mode.c_str(),
+      std::snprintf(row, sizeof row, o.blocking_ring ? "%s,ctp_blocking_%s," : "%s,ctp_%s,%zu,%lld,%.4f\n", model.name.c_str(), mode.c_str(),
                     model.numels.size(), static_cast<long long>(total), ms);
       csv += row;
     }
@@ -174,6 +150,7 @@ int main(int argc, char** argv) {
   app.add_option("--endpoints", o.endpoints)->required();
   app.add_option("--shapes", o.shapes, "written by bench/gpu/model_grad_shapes.py")->required();
   app.add_option("--csv", o.csv);
+  app.add_flag("--blocking-ring", o.blocking_ring, "collectives on a blocking NCCL ring");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(o);

@@ -6,7 +6,9 @@
 #   (b) one step's gradient synchronisation for ResNet-50 and BERT-large
 #       gradient shapes (gpu_grad_sync_bench, torch_grad_sync.py)
 # OUT_DIR receives build.log (with the machine), gpu_tests.log, bench.log and
-# the CSVs: ctp_allreduce, torch_allreduce, ctp_grad_sync, torch_grad_sync.
+# the CSVs: ctp_allreduce(_blocking), torch_allreduce, ctp_grad_sync,
+# torch_grad_sync. Each benchmark runs in its own processes, so a crash of one
+# costs only its own figures.
 #
 #   bench/gpu/device_run.sh OUT_DIR CLI11_PREFIX [NGPUS] [WHAT: all|tests|bench]
 set -u
@@ -60,6 +62,8 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
   {
     echo "== (a) all-reduce: ctp (executor) and raw NCCL through ctp's communicator"
     run_ctp gpu_allreduce_bench --csv "$OUT/ctp_allreduce.csv"
+    echo "== (a) all-reduce: ctp on a blocking NCCL ring (--blocking-ring)"
+    run_ctp gpu_allreduce_bench --blocking-ring --csv "$OUT/ctp_allreduce_blocking.csv"
     echo "== (a) all-reduce: torch.distributed"
     timeout 240 torchrun --standalone --nproc_per_node "$NGPUS" bench/gpu/torch_allreduce.py \
       --csv "$OUT/torch_allreduce.csv" 2>&1 | grep -v "^W\|OMP_NUM\|^\*"
@@ -67,6 +71,8 @@ if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
     timeout 120 python3 bench/gpu/model_grad_shapes.py /tmp/grad_shapes.txt 2>&1 | grep -v Warning
     echo "== (b) gradient sync: ctp"
     run_ctp gpu_grad_sync_bench --shapes /tmp/grad_shapes.txt --csv "$OUT/ctp_grad_sync.csv"
+    echo "== (b) gradient sync: ctp on a blocking NCCL ring (--blocking-ring)"
+    run_ctp gpu_grad_sync_bench --blocking-ring --shapes /tmp/grad_shapes.txt
     echo "== (b) gradient sync: torch"
     timeout 240 torchrun --standalone --nproc_per_node "$NGPUS" bench/gpu/torch_grad_sync.py \
       /tmp/grad_shapes.txt --csv "$OUT/torch_grad_sync.csv" 2>&1 | grep -v "^W\|OMP_NUM\|^\*"

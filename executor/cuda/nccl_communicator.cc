@@ -88,29 +88,24 @@ std::string seconds(std::chrono::milliseconds ms) {
   return std::to_string(static_cast<double>(ms.count()) / 1000.0) + " s";
 }
 
-// A non-blocking communicator launches every collective from a thread that
-// NCCL starts for the call, which costs tens of microseconds per call; a
-// blocking one launches inline. Rings are therefore created non-blocking
-// (so that a peer that never comes times out) and then split, all ranks
-// together, into a blocking child that carries the collectives. Should the
-// split fail, the non-blocking communicator is kept: slower, still correct.
-ncclComm_t with_inline_launches(ncclComm_t comm, int rank, Clock::time_point deadline) {
+// The blocking communicator of `setup.blocking_unique_id`, made once the
+// non-blocking `probe` has shown that every rank is up (so this blocking
+// init does not wait on a missing peer); the probe is then released.
+ncclComm_t blocking_successor(ncclComm_t probe, const NcclRingSetup& setup,
+                              const std::string& where) {
+  ncclUniqueId id = unique_id_from(setup.blocking_unique_id, where);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 1;
-  ncclComm_t child = nullptr;
-  ncclResult_t r = ncclCommSplit(comm, 0, rank, &child, &config);
-  if (r == ncclInProgress) r = poll_until_done(child ? child : comm, nullptr, deadline);
-  if (r != ncclSuccess || !child) {
-    if (child) ncclCommAbort(child);
-    return comm;
+  ncclComm_t comm = nullptr;
+  ncclResult_t r = ncclCommInitRankConfig(&comm, setup.size, id, setup.rank, &config);
+  if (r != ncclSuccess) {
+    std::string message = nccl_message(r, comm);
+    if (comm) ncclCommAbort(comm);
+    ncclCommAbort(probe);
+    throw Error(where + "blocking ncclCommInitRankConfig failed: " + message);
   }
-  ncclResult_t f = ncclCommFinalize(comm);
-  if (f == ncclInProgress) f = poll_until_done(comm, nullptr, deadline);
-  if (f == ncclSuccess)
-    ncclCommDestroy(comm);
-  else
-    ncclCommAbort(comm);
-  return child;
+  ncclCommDestroy(probe);
+  return comm;
 }
 
 }  // namespace
@@ -154,7 +149,8 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::connect(const NcclRingSetup&
     ncclCommAbort(comm);
     throw Error(where + message);
   }
-  comm = with_inline_launches(comm, setup.rank, Clock::now() + setup.options.timeout);
+  if (!setup.blocking_unique_id.empty())
+    comm = blocking_successor(comm, setup, where);
   return std::unique_ptr<NcclCommunicator>(new NcclCommunicator(
       comm, setup.rank, setup.size, setup.ring_id, setup.device, setup.options));
 }
@@ -210,16 +206,9 @@ NcclCommunicator::~NcclCommunicator() {
     // ncclCommAbort already released it.
   } else {
     // Let queued collectives finish (bounded) before the resources go.
-    // Finalize flushes the queued collectives (non-blocking: polled, so a
-    // dead peer costs at most the timeout); only then may the comm be freed.
+    // Let a pending call finish (bounded) before the resources go.
     const auto deadline = Clock::now() + options_.timeout;
-    bool clean = poll_until_done(comm_, &call_mu_, deadline) == ncclSuccess;
-    if (clean) {
-      ncclResult_t r = ncclCommFinalize(comm_);
-      if (r == ncclInProgress) r = poll_until_done(comm_, &call_mu_, deadline);
-      clean = r == ncclSuccess;
-    }
-    if (clean)
+    if (poll_until_done(comm_, &call_mu_, deadline) == ncclSuccess)
       ncclCommDestroy(comm_);
     else
       ncclCommAbort(comm_);

@@ -3,13 +3,17 @@
 // communication stream, or the compute stream for use_calc_stream) and the
 // host never waits for them, except in wait()/synchronize_device().
 //
-// Communicators are created non-blocking, so creation cannot hang, and then
-// split into a blocking child whose collectives launch inline (a non-blocking
-// communicator launches each call from a thread of its own, tens of
-// microseconds). No wait can hang either: every host wait polls NCCL's
-// asynchronous error state and ends after CommOptions::timeout by aborting the
-// communicator (ncclCommAbort) and throwing a ctp::Error that names the rank,
-// the ring and the operation.
+// Communicators are created non-blocking, so creation cannot hang, and no
+// wait can hang either: every host wait polls NCCL's asynchronous error state
+// and ends after CommOptions::timeout by aborting the communicator
+// (ncclCommAbort) and throwing a ctp::Error that names the rank, the ring and
+// the operation.
+//
+// A non-blocking communicator launches each collective from a thread that
+// NCCL starts for the call (tens of microseconds per call, measured in
+// bench/RESULTS.md). With NcclRingSetup::blocking_unique_id, the non-blocking
+// ring only proves that every rank is up, and a blocking ring made from that
+// second id carries the collectives, launched inline.
 #pragma once
 #include <atomic>
 #include <memory>
@@ -33,6 +37,9 @@ struct NcclRingSetup {
   int rank = 0;
   int size = 1;
   int ring_id = 0;
+  // Optional: a second id (every rank passes the same) for the blocking ring
+  // that carries the collectives once the first, non-blocking one is up.
+  std::string blocking_unique_id;
   DeviceContext* device = nullptr;  // must outlive the communicator
   CommOptions options;
 };

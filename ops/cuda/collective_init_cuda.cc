@@ -121,7 +121,13 @@ void c_comm_init_all(KernelContext& ctx) {
     if (m.thread_group()) m.thread_group()->abort(e.what());
     throw Error(ctx.where() + e.what());
   }
-  NcclRingSetup setup{id, m.local_rank(), m.local_size(), ring_id, &dc, m.options()};
+  NcclRingSetup setup;
+  setup.unique_id = id;
+  setup.rank = m.local_rank();
+  setup.size = m.local_size();
+  setup.ring_id = ring_id;
+  setup.device = &dc;
+  setup.options = m.options();
   try {
     m.install(ring_id, NcclCommunicator::connect(setup));
   } catch (const Error& e) {
