@@ -121,14 +121,16 @@ int run(const Options& o) {
       synchronize_device(dc, &comms);
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / 20;
       if (o.rank == 0) {
-        std::printf(o.blocking_ring ? "%-12s ctp_blocking_%-15s" : "%-12s ctp_%-15s %5zu tensors %11lld params %9.3f ms (copied %llu B)\n",
-                    model.name.c_str(), mode.c_str(), model.numels.size(),
+        const std::string label = (o.blocking_ring ? "ctp_blocking_" : "ctp_") + mode;
+        std::printf("%-12s %-27s %5zu tensors %11lld params %9.3f ms (copied %llu B)\n",
+                    model.name.c_str(), label.c_str(), model.numels.size(),
                     static_cast<long long>(total), ms,
                     static_cast<unsigned long long>(step.services().counters.coalesce_bytes_copied));
         std::fflush(stdout);
       }
       char row[256];
-      std::snprintf(row, sizeof row, o.blocking_ring ? "%s,ctp_blocking_%s," : "%s,ctp_%s,%zu,%lld,%.4f\n", model.name.c_str(), mode.c_str(),
+      std::snprintf(row, sizeof row, "%s,%s%s,%zu,%lld,%.4f\n", model.name.c_str(),
+                    o.blocking_ring ? "ctp_blocking_" : "ctp_", mode.c_str(),
                     model.numels.size(), static_cast<long long>(total), ms);
       csv += row;
     }

@@ -157,6 +157,38 @@ TEST(NcclRing, CommInitAllOnDeviceThreads) {
   for (int rank = 0; rank < n; ++rank) EXPECT_EQ(got[rank], (std::vector<float>{2, 8, 2}));
 }
 
+// The blocking ring of NcclRingSetup::blocking_unique_id (inline launches):
+// every collective form still gives the right values.
+TEST(NcclRing, BlockingRingFromASecondIdReducesCorrectly) {
+  CTP_REQUIRE_GPUS(2);
+  constexpr int n = 2;
+  const std::string probe_id = make_nccl_unique_id();
+  const std::string blocking_id = make_nccl_unique_id();
+  std::vector<std::vector<float>> got(n);
+  run_on_threads(n, [&](int rank) {
+    DeviceContext dc(rank);
+    CommunicatorManager comms(CommOptions{std::chrono::seconds(60)});
+    NcclRingSetup setup;
+    setup.unique_id = probe_id;
+    setup.blocking_unique_id = blocking_id;
+    setup.rank = rank;
+    setup.size = n;
+    setup.device = &dc;
+    setup.options = comms.options();
+    comms.install(0, NcclCommunicator::connect(setup));
+    Tensor x = dc.to_device(host_vector({1.f + rank, -2.f * rank}));
+    std::vector<Tensor*> many{&x};
+    Communicator& ring = comms.get(0);
+    ring.all_reduce(x, ReduceOp::Sum);   // {3, -2}
+    ring.all_reduce_many(many, ReduceOp::Max);
+    ring.broadcast(x, 1);
+    ring.barrier();
+    synchronize_device(dc, &comms);
+    got[rank] = values_of(dc, x);
+  });
+  for (int rank = 0; rank < n; ++rank) EXPECT_EQ(got[rank], (std::vector<float>{3, -2}));
+}
+
 TEST(NcclRing, APeerThatNeverJoinsTimesOutWithAnAbort) {
   CTP_REQUIRE_GPUS(1);
   DeviceContext dc(0);
