@@ -21,7 +21,8 @@ bool is_plain_key(std::string_view key) {
 
 Json::object_t& members(Json& j) { return j.get_ref<Json::object_t&>(); }
 
-// The description of a JSON value's kind, for "expected X, got Y" messages.
+}  // namespace
+
 std::string kind_of(const Json& j) {
   switch (j.type()) {
     case Json::value_t::null: return "null";
@@ -33,8 +34,6 @@ std::string kind_of(const Json& j) {
     default: return "a number";
   }
 }
-
-}  // namespace
 
 void append_path_key(std::string& path, std::string_view key) {
   if (is_plain_key(key)) {
@@ -122,7 +121,10 @@ class Values {
                       ", got the string \"" + j.get<std::string>() + "\"");
     }
     expect(j.is_number(), j, at, "a number", what);
-    return j.get<double>();
+    const double d = j.get<double>();
+    // 1e999 reads as infinity; infinities are spelled "Infinity".
+    if (!std::isfinite(d)) c_.fail(at, "value is out of range" + std::string(what));
+    return d;
   }
   float float32(const Json& j, const JPath& at, std::string_view what = {}) const {
     if (j.is_string()) {
@@ -131,9 +133,8 @@ class Values {
                       ", got the string \"" + j.get<std::string>() + "\"");
     }
     expect(j.is_number(), j, at, "a number", what);
-    double d = j.get<double>();
-    auto f = static_cast<float>(d);
-    if (std::isinf(f) && !std::isinf(d)) c_.fail(at, "value is out of range" + std::string(what));
+    auto f = static_cast<float>(j.get<double>());
+    if (!std::isfinite(f)) c_.fail(at, "value is out of range" + std::string(what));
     return f;
   }
 
@@ -204,32 +205,6 @@ AttrType attr_type(const Converter& c, const Values& v, Json& j, const JPath& at
   auto type = attr_type_from_string(name);
   if (!type) c.fail(at, "unknown attribute type '" + name + "'");
   return *type;
-}
-
-Attribute attribute(const Converter& c, const Values& v, Json& spec, const JPath& at) {
-  Json* type_json = nullptr;
-  Json* value_json = nullptr;
-  for (auto& [key, value] : v.object(spec, at)) {
-    if (key == "type") type_json = &value;
-    else if (key == "value") value_json = &value;
-    else c.fail(at, "unknown key '" + key + "' (an attribute has \"type\" and \"value\")");
-  }
-  if (!type_json) c.fail(at, "attribute has no \"type\"");
-  if (!value_json) c.fail(at, "attribute has no \"value\"");
-  AttrType type = attr_type(c, v, *type_json, at.member("type"));
-  return Attribute(type, attr_value(v, type, *value_json, at));
-}
-
-void slots(const Values& v, Json& j, const JPath& at, std::vector<Slot>& out) {
-  auto& object = v.object(j, at);
-  out.reserve(object.size());
-  for (auto& [name, args] : object) {
-    JPath slot_at = at.member(name);
-    out.push_back(Slot{name, v.list<std::string>(args, slot_at, slot_at, " of var names",
-                                                 [&](Json& e, const JPath& p) {
-                                                   return v.string(e, p, " (a var name)");
-                                                 })});
-  }
 }
 
 VarAttr var_attr(const Converter& c, const Values& v, std::string name, Json& spec,
@@ -318,34 +293,11 @@ Var Converter::var(Json& j, const JPath& at) const {
   return var;
 }
 
-Op Converter::op(Json& j, const JPath& at) const {
-  Values v(*this);
-  Op op;
-  bool has_type = false;
-  for (auto& [key, value] : v.object(j, at)) {
-    JPath field = at.member(key);
-    if (key == "type") {
-      op.type = v.string(value, field);
-      has_type = true;
-    } else if (key == "inputs") {
-      slots(v, value, field, op.inputs);
-    } else if (key == "outputs") {
-      slots(v, value, field, op.outputs);
-    } else if (key == "attrs") {
-      auto& attrs = v.object(value, field);
-      op.attrs.reserve(attrs.size());
-      for (auto& [name, spec] : attrs)
-        op.attrs.push_back(NamedAttribute{name, attribute(*this, v, spec, field.member(name))});
-    } else if (key == "is_target") {
-      op.is_target = v.boolean(value, field);
-    } else if (key == "unknown_fields") {
-      op.unknown_fields = v.bytes(value, field);
-    } else {
-      fail(at, "unknown key '" + key + "' in an op");
-    }
-  }
-  if (!has_type) fail(at, "op has no \"type\"");
-  return op;
+Attribute Converter::attribute(const std::string& type_name, const JPath& type_at, Json& value,
+                               const JPath& at) const {
+  auto type = attr_type_from_string(type_name);
+  if (!type) fail(type_at, "unknown attribute type '" + type_name + "'");
+  return Attribute(*type, attr_value(Values(*this), *type, value, at));
 }
 
 void Converter::block_fields(Json& j, const JPath& at, Block& block) const {
