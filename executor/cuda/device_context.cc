@@ -122,8 +122,7 @@ void copy_bytes(const Tensor& src, Tensor& dst, CudaStream stream) {
   }
   cudaMemcpyKind kind = src_gpu ? (dst_gpu ? cudaMemcpyDeviceToDevice : cudaMemcpyDeviceToHost)
                                 : cudaMemcpyHostToDevice;
-  CTP_CUDA_CHECK(cudaMemcpyAsync(const_cast<Tensor&>(dst).raw_data(), src.raw_data(), src.bytes(),
-                                 kind, stream));
+  CTP_CUDA_CHECK(cudaMemcpyAsync(dst.raw_data(), src.raw_data(), src.bytes(), kind, stream));
   // Host memory is pageable: it must not change or vanish before the copy runs.
   if (!src_gpu || !dst_gpu) CTP_CUDA_CHECK(cudaStreamSynchronize(stream));
 }

@@ -1,6 +1,6 @@
 // Helpers shared by the CUDA kernels: the run's DeviceContext, inputs moved
 // to the GPU on first use (fed or synthetic data arrives in host memory),
-// outputs allocated on the run's GPU, and launch geometry.
+// and outputs allocated on the run's GPU.
 #pragma once
 #include <cstdint>
 #include <string_view>
@@ -22,13 +22,5 @@ Tensor& device_input(KernelContext& ctx, std::string_view slot, std::size_t i = 
 // buffer when nothing changed (coalesce_tensor's views stay intact).
 Tensor& device_output(KernelContext& ctx, std::string_view slot, std::size_t i, DataType dtype,
                       std::vector<int64_t> shape);
-
-// Blocks for a one-dimensional grid over n elements.
-inline unsigned blocks_for(int64_t n, unsigned threads = 256) {
-  int64_t b = (n + threads - 1) / threads;
-  if (b < 1) b = 1;
-  if (b > 65535 * 8) b = 65535 * 8;
-  return static_cast<unsigned>(b);
-}
 
 }  // namespace ctp::cuda
