@@ -40,13 +40,26 @@ Executor::Executor(const Program& program, RunServices services, int32_t block_i
     steps_.push_back({&op, kernel});
     ++index;
   }
+  if (services_.comms && services_.verify_collective_schedule)
+    collectives_ = collective_schedule(block_);
   if (problem_count)
     throw Error("block " + std::to_string(block_idx) + " cannot run on " +
                 services_.device.to_string() + ": " + std::to_string(problem_count) +
                 " op(s) without a kernel:" + problems);
 }
 
+void Executor::verify_schedule_once() {
+  if (schedule_checked_) return;
+  schedule_checked_ = true;
+  if (collectives_.empty() || !services_.comms) return;
+  // A startup program creates its rings itself: nothing to check against yet.
+  for (const CollectiveCall& call : collectives_)
+    if (!services_.comms->has(call.ring_id)) return;
+  verify_schedule_agreement(*services_.comms, collectives_);
+}
+
 void Executor::run(Scope& scope) {
+  verify_schedule_once();
   int64_t index = 0;
   for (const PreparedOp& step : steps_) {
     KernelContext ctx(*step.op, block_, scope, services_, index);

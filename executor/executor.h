@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/communicator_schedule.h"
 #include "executor/kernel.h"
 #include "program_ir/program.h"
 
@@ -28,7 +29,8 @@ class Executor {
   Executor(const Program& program, RunServices services, int32_t block_idx = 0);
 
   // Runs every op of the block once, in order, then advances services().step.
-  // An error names the block, the op index and the op type.
+  // An error names the block, the op index and the op type. The first run
+  // may first verify the collective schedule with the peers (see RunServices).
   void run(Scope& scope);
   // Binds `feeds` to the feed ops (by `col`), runs one step and returns what
   // the fetch ops wrote (by `col`).
@@ -43,9 +45,13 @@ class Executor {
     const Op* op;
     const KernelFn* kernel;
   };
+  void verify_schedule_once();
+
   const Block& block_;
   RunServices services_;
   std::vector<PreparedOp> steps_;
+  CollectiveSchedule collectives_;
+  bool schedule_checked_ = false;
 };
 
 // Vars of the block that some op reads before any op writes them and that are

@@ -41,6 +41,11 @@ struct RunServices {
   uint64_t seed = 0;
   uint64_t step = 0;  // steps this executor has completed; the executor advances it
   FeedFetchLists* feed_fetch = nullptr;  // null: feed/fetch ops are an error
+  // Before its first step, an executor whose block runs collectives on rings
+  // that already exist checks with its peers that they run the same
+  // collectives in the same order (a mismatch is an error on every rank,
+  // not a hang); see executor/communicator_schedule.h.
+  bool verify_collective_schedule = true;
   RunCounters counters;
 };
 

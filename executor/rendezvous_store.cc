@@ -16,7 +16,7 @@ constexpr std::string_view kAddressMagic = "ctp-store/1";
 constexpr std::size_t kMaxRequestBytes = 64u << 20;  // gloo addresses are tiny; bound hostile input
 constexpr auto kIdleWait = std::chrono::hours(24);
 
-enum Command : char { kHello = 'H', kSet = 'S', kGet = 'G', kLost = 'D', kDeparted = 'L', kBye = 'B' };
+enum Command : char { kHello = 'H', kSet = 'S', kGet = 'G', kLost = 'D', kDeparted = 'L', kWatch = 'W', kBye = 'B' };
 enum Reply : char { kOk = 'O', kFound = 'F', kNotFound = 'N', kRefused = 'E' };
 
 void put_u32(std::string& out, uint32_t v) {
@@ -64,6 +64,29 @@ class Reader {
   std::string_view bytes_;
   std::size_t pos_ = 0;
 };
+
+std::string encode_peers(const std::vector<LostPeer>& peers) {
+  std::string out(1, kOk);
+  put_u32(out, static_cast<uint32_t>(peers.size()));
+  for (const LostPeer& p : peers) {
+    put_u32(out, static_cast<uint32_t>(p.rank));
+    put_str(out, p.label);
+  }
+  return out;
+}
+
+std::vector<LostPeer> decode_peers(const std::string& reply) {
+  Reader r(std::string_view(reply).substr(1));
+  uint32_t n = r.u32();
+  std::vector<LostPeer> out;
+  for (uint32_t i = 0; i < n; ++i) {
+    LostPeer p;
+    p.rank = static_cast<int32_t>(r.u32());
+    p.label = r.str();
+    out.push_back(std::move(p));
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -162,23 +185,47 @@ void StoreServer::serve(Connection* conn) {
   int rank = -2;  // not yet admitted
   std::string label;
   bool said_bye = false;
-  bool broken = false;
+  bool watching = false;
   try {
     for (;;) {
       auto request = net::recv_frame(conn->socket, kMaxRequestBytes, net::deadline_after(kIdleWait));
       if (!request) break;
+      if (watching) continue;  // a watch connection only listens
+      if (rank != -2 && !request->empty() && (*request)[0] == kWatch) {
+        start_watching(conn);
+        watching = true;
+        continue;
+      }
       std::string reply = handle(*request, &rank, &label, &said_bye);
       net::send_frame(conn->socket, reply, net::deadline_after(std::chrono::seconds(30)));
       if (rank == -2 || said_bye) break;
     }
   } catch (const std::exception&) {
-    broken = true;
+    // A broken connection ends like a closed one.
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (rank >= 0 && !said_bye && !stopping_) lost_.push_back(LostPeer{rank, label});
+  watchers_.erase(std::remove(watchers_.begin(), watchers_.end(), conn), watchers_.end());
+  if (rank >= 0 && !said_bye && !stopping_) {
+    lost_.push_back(LostPeer{rank, label});
+    // Pushed while the loss is recorded, so that it is on its way to every
+    // watcher before any client can learn of it by asking.
+    std::string push = encode_peers({lost_.back()});
+    for (Connection* w : watchers_) {
+      try {
+        net::send_frame(w->socket, push, net::deadline_after(std::chrono::milliseconds(200)));
+      } catch (const std::exception&) {
+        // That watcher is gone or stuck; the others still hear of it.
+      }
+    }
+  }
   if (rank >= 0 && said_bye) departed_.push_back(LostPeer{rank, label});
-  (void)broken;
   conn->finished = true;
+}
+
+void StoreServer::start_watching(Connection* conn) {
+  std::lock_guard<std::mutex> lock(mu_);
+  net::send_frame(conn->socket, encode_peers(lost_), net::deadline_after(std::chrono::seconds(5)));
+  watchers_.push_back(conn);
 }
 
 std::string StoreServer::handle(const std::string& request, int* rank, std::string* label,
@@ -217,16 +264,9 @@ std::string StoreServer::handle(const std::string& request, int* rank, std::stri
       break;
     }
     case kLost:
-    case kDeparted: {
-      const std::vector<LostPeer>& peers = cmd == kLost ? lost_ : departed_;
-      reply.push_back(kOk);
-      put_u32(reply, static_cast<uint32_t>(peers.size()));
-      for (const LostPeer& p : peers) {
-        put_u32(reply, static_cast<uint32_t>(p.rank));
-        put_str(reply, p.label);
-      }
-      break;
-    }
+      return encode_peers(lost_);
+    case kDeparted:
+      return encode_peers(departed_);
     case kBye:
       *said_bye = true;
       reply.push_back(kOk);
@@ -272,6 +312,10 @@ StoreClient::~StoreClient() {
     close();
   } catch (...) {
     // The server may be gone already; nothing to tell it then.
+  }
+  if (watch_thread_.joinable()) {
+    watch_socket_.shutdown_both();
+    watch_thread_.join();
   }
 }
 
@@ -343,17 +387,51 @@ std::vector<LostPeer> StoreClient::lost_peers() { return peers(kLost); }
 std::vector<LostPeer> StoreClient::departed_peers() { return peers(kDeparted); }
 
 std::vector<LostPeer> StoreClient::peers(char command) {
-  std::string reply = call(std::string(1, command));
-  Reader r(std::string_view(reply).substr(1));
-  uint32_t n = r.u32();
-  std::vector<LostPeer> out;
-  for (uint32_t i = 0; i < n; ++i) {
-    LostPeer p;
-    p.rank = static_cast<int32_t>(r.u32());
-    p.label = r.str();
-    out.push_back(std::move(p));
-  }
-  return out;
+  return decode_peers(call(std::string(1, command)));
+}
+
+void StoreClient::watch_losses() {
+  if (watch_thread_.joinable()) return;
+  net::Deadline deadline = net::deadline_after(timeout_);
+  std::string why;
+  auto s = net::try_connect(address_.endpoint, deadline, &why);
+  if (!s) throw net::NetError("cannot open a watch connection to the store at " +
+                              address_.endpoint.to_string() + ": " + why);
+  watch_socket_ = std::move(*s);
+  std::string hello(1, kHello);
+  put_u64(hello, address_.token);
+  put_u32(hello, static_cast<uint32_t>(-1));
+  put_str(hello, "watch");
+  net::send_frame(watch_socket_, hello, deadline);
+  auto admitted = net::recv_frame(watch_socket_, kMaxRequestBytes, deadline);
+  if (!admitted || admitted->empty() || (*admitted)[0] != kOk)
+    throw net::NetError("the store at " + address_.endpoint.to_string() + " refused a watch connection");
+  net::send_frame(watch_socket_, std::string(1, kWatch), deadline);
+  auto initial = net::recv_frame(watch_socket_, kMaxRequestBytes, deadline);
+  if (!initial || initial->empty()) throw net::NetError("the store closed the watch connection");
+  seen_ = decode_peers(*initial);
+  watch_thread_ = std::thread([this] {
+    for (;;) {
+      try {
+        auto push = net::recv_frame(watch_socket_, kMaxRequestBytes, net::deadline_after(kIdleWait));
+        if (!push) break;
+        auto peers = decode_peers(*push);
+        std::lock_guard<std::mutex> lock(watch_mu_);
+        seen_.insert(seen_.end(), peers.begin(), peers.end());
+      } catch (const std::exception&) {
+        break;
+      }
+    }
+    std::lock_guard<std::mutex> lock(watch_mu_);
+    watch_ended_ = true;
+    watch_cv_.notify_all();
+  });
+}
+
+std::vector<LostPeer> StoreClient::seen_losses(std::chrono::milliseconds settle) {
+  std::unique_lock<std::mutex> lock(watch_mu_);
+  if (watch_thread_.joinable()) watch_cv_.wait_for(lock, settle, [&] { return watch_ended_; });
+  return seen_;
 }
 
 std::string StoreClient::local_host() {

@@ -9,6 +9,7 @@
 #pragma once
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -67,6 +68,7 @@ class StoreServer {
   };
   void accept_loop();
   void serve(Connection* conn);
+  void start_watching(Connection* conn);
   std::string handle(const std::string& request, int* rank, std::string* label, bool* said_bye);
 
   uint64_t token_;
@@ -81,6 +83,7 @@ class StoreServer {
   std::vector<LostPeer> lost_;
   std::vector<LostPeer> departed_;
   std::list<Connection> connections_;
+  std::vector<Connection*> watchers_;  // told of every loss as it happens
 };
 
 class StoreClient {
@@ -108,6 +111,15 @@ class StoreClient {
   // Says goodbye (idempotent): the server stops watching this rank.
   void close();
 
+  // Subscribes to losses: the server pushes each one as it records it, on a
+  // second connection. So a survivor learns which peer died even when the
+  // store's host (rank 0) exits right after, before this rank asks.
+  void watch_losses();
+  // The losses pushed so far. When the store is gone, first waits (up to
+  // `settle`) for the watch connection to drain, so nothing sent before the
+  // store closed is missed.
+  std::vector<LostPeer> seen_losses(std::chrono::milliseconds settle);
+
   // This worker's address as seen on its connection to the store: the
   // interface its peers can reach it through.
   std::string local_host();
@@ -122,6 +134,13 @@ class StoreClient {
   std::chrono::milliseconds timeout_;
   std::mutex mu_;
   net::Socket socket_;
+
+  net::Socket watch_socket_;
+  std::thread watch_thread_;
+  std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  std::vector<LostPeer> seen_;
+  bool watch_ended_ = false;
 };
 
 }  // namespace ctp

@@ -93,6 +93,32 @@ std::shared_ptr<Buffer> allocate_cpu_buffer(std::size_t bytes) {
   }
 }
 
+namespace {
+DeviceAllocator& cuda_allocator() {
+  static DeviceAllocator allocator = nullptr;
+  return allocator;
+}
+}  // namespace
+
+void register_device_allocator(DeviceKind kind, DeviceAllocator allocator) {
+  if (kind == DeviceKind::CPU) throw Error("the CPU allocator is built in and cannot be replaced");
+  cuda_allocator() = allocator;
+}
+
+std::shared_ptr<Buffer> allocate_buffer(Device device, std::size_t bytes) {
+  if (device.kind == DeviceKind::CPU) return allocate_cpu_buffer(bytes);
+  DeviceAllocator allocator = cuda_allocator();
+  if (!allocator)
+    throw Error("cannot allocate " + std::to_string(bytes) + " bytes on " + device.to_string() +
+                ": this build of ctp has no CUDA backend (rebuild with -DCTP_WITH_CUDA=ON)");
+  return allocator(device, bytes);
+}
+
+Tensor::Tensor(DataType dtype, std::vector<int64_t> shape, Device device)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  buffer_ = allocate_buffer(device, static_cast<std::size_t>(count(shape_)) * element_size(dtype_));
+}
+
 Tensor::Tensor(DataType dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)) {
   const std::size_t bytes = byte_count(dtype_, shape_);
@@ -140,6 +166,11 @@ void Tensor::reshape(std::vector<int64_t> shape) {
 void Tensor::resize(DataType dtype, std::vector<int64_t> shape) {
   if (buffer_ && dtype == dtype_ && shape == shape_) return;
   *this = Tensor(dtype, std::move(shape));
+}
+
+void Tensor::resize(DataType dtype, std::vector<int64_t> shape, Device device) {
+  if (buffer_ && dtype == dtype_ && shape == shape_ && this->device() == device) return;
+  *this = Tensor(dtype, std::move(shape), device);
 }
 
 }  // namespace ctp

@@ -34,11 +34,21 @@ class Buffer {
 
 std::shared_ptr<Buffer> allocate_cpu_buffer(std::size_t bytes);
 
+// Device memory comes from the backend built for that kind of device: it
+// registers its allocator at load time (executor/cuda registers CUDA's), so
+// this header needs no device toolkit. The buffer is zero-filled, as CPU ones.
+using DeviceAllocator = std::shared_ptr<Buffer> (*)(Device device, std::size_t bytes);
+void register_device_allocator(DeviceKind kind, DeviceAllocator allocator);
+// Throws ctp::Error when no backend for device.kind is built in.
+std::shared_ptr<Buffer> allocate_buffer(Device device, std::size_t bytes);
+
 class Tensor {
  public:
   Tensor() = default;
   // Allocates a zero-filled CPU tensor.
   Tensor(DataType dtype, std::vector<int64_t> shape);
+  // Allocates a zero-filled tensor on `device` (see allocate_buffer).
+  Tensor(DataType dtype, std::vector<int64_t> shape, Device device);
   // A view of `bytes_offset` into `buffer`; the buffer must be large enough.
   static Tensor view(std::shared_ptr<Buffer> buffer, std::size_t bytes_offset,
                      DataType dtype, std::vector<int64_t> shape);
@@ -64,6 +74,8 @@ class Tensor {
   void reshape(std::vector<int64_t> shape);
   // Reallocates (on CPU) when dtype or shape differ; keeps the buffer otherwise.
   void resize(DataType dtype, std::vector<int64_t> shape);
+  // The same on `device`: keeps the buffer when dtype, shape and device match.
+  void resize(DataType dtype, std::vector<int64_t> shape, Device device);
   // Whether this tensor shares memory with `other`.
   bool shares_buffer_with(const Tensor& other) const { return buffer_ && buffer_ == other.buffer_; }
 

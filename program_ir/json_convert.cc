@@ -1,7 +1,6 @@
 #include "program_ir/json_convert.h"
 
 #include <cmath>
-#include <initializer_list>
 #include <limits>
 #include <optional>
 
@@ -25,7 +24,8 @@ bool is_plain_key(std::string_view key) {
 
 Json::object_t& members(Json& j) { return j.get_ref<Json::object_t&>(); }
 
-// The description of a JSON value's kind, for "expected X, got Y" messages.
+}  // namespace
+
 std::string kind_of(const Json& j) {
   switch (j.type()) {
     case Json::value_t::null: return "null";
@@ -37,8 +37,6 @@ std::string kind_of(const Json& j) {
     default: return "a number";
   }
 }
-
-}  // namespace
 
 void append_path_key(std::string& path, std::string_view key) {
   if (is_plain_key(key)) {
@@ -126,7 +124,10 @@ class Values {
                       ", got the string \"" + j.get<std::string>() + "\"");
     }
     expect(j.is_number(), j, at, "a number", what);
-    return j.get<double>();
+    const double d = j.get<double>();
+    // 1e999 reads as infinity; infinities are spelled "Infinity".
+    if (!std::isfinite(d)) c_.fail(at, "value is out of range" + std::string(what));
+    return d;
   }
   float float32(const Json& j, const JPath& at, std::string_view what = {}) const {
     if (j.is_string()) {
@@ -135,9 +136,8 @@ class Values {
                       ", got the string \"" + j.get<std::string>() + "\"");
     }
     expect(j.is_number(), j, at, "a number", what);
-    double d = j.get<double>();
-    auto f = static_cast<float>(d);
-    if (std::isinf(f) && !std::isinf(d)) c_.fail(at, "value is out of range" + std::string(what));
+    auto f = static_cast<float>(j.get<double>());
+    if (!std::isfinite(f)) c_.fail(at, "value is out of range" + std::string(what));
     return f;
   }
 
@@ -163,29 +163,6 @@ class Values {
  private:
   const Converter& c_;
 };
-
-// Raw wire fields kept for the protobuf writer, which appends them to their
-// message. They must be well-formed fields that use none of the message's own
-// numbers: anything else writes a file that does not read back (as ctp or
-// Paddle), e.g. bytes that reuse field 5 of a VarDesc as a string.
-void check_unknown_fields(const Converter& c, std::string_view bytes, const JPath& at,
-                          std::initializer_list<uint32_t> known, const char* message) {
-  try {
-    wire::Reader r(bytes, 0);
-    while (!r.done()) {
-      const std::size_t start = r.position();
-      const wire::Tag tag = r.read_tag();
-      for (uint32_t field : known)
-        if (tag.field == field)
-          c.fail(at, "holds field " + std::to_string(field) + ", which is " + message +
-                         "'s own, not an unknown one");
-      r.skip_field(tag, start);
-    }
-  } catch (const wire::WireFault& e) {
-    c.fail(at, std::string("is not a sequence of protobuf fields: ") + e.what() + " (at byte " +
-                   std::to_string(e.offset()) + ")");
-  }
-}
 
 AttrValue attr_value(const Values& v, AttrType type, Json& j, const JPath& at) {
   const std::string what = " for " + std::string(to_string(type));
@@ -233,32 +210,6 @@ AttrType attr_type(const Converter& c, const Values& v, Json& j, const JPath& at
   return *type;
 }
 
-Attribute attribute(const Converter& c, const Values& v, Json& spec, const JPath& at) {
-  Json* type_json = nullptr;
-  Json* value_json = nullptr;
-  for (auto& [key, value] : v.object(spec, at)) {
-    if (key == "type") type_json = &value;
-    else if (key == "value") value_json = &value;
-    else c.fail(at, "unknown key '" + key + "' (an attribute has \"type\" and \"value\")");
-  }
-  if (!type_json) c.fail(at, "attribute has no \"type\"");
-  if (!value_json) c.fail(at, "attribute has no \"value\"");
-  AttrType type = attr_type(c, v, *type_json, at.member("type"));
-  return Attribute(type, attr_value(v, type, *value_json, at));
-}
-
-void slots(const Values& v, Json& j, const JPath& at, std::vector<Slot>& out) {
-  auto& object = v.object(j, at);
-  out.reserve(object.size());
-  for (auto& [name, args] : object) {
-    JPath slot_at = at.member(name);
-    out.push_back(Slot{name, v.list<std::string>(args, slot_at, slot_at, " of var names",
-                                                 [&](Json& e, const JPath& p) {
-                                                   return v.string(e, p, " (a var name)");
-                                                 })});
-  }
-}
-
 VarAttr var_attr(const Converter& c, const Values& v, std::string name, Json& spec,
                  const JPath& at) {
   VarAttr attr;
@@ -293,11 +244,31 @@ VarKind var_kind(const Converter& c, const Values& v, Json& j, const JPath& at) 
 
 }  // namespace
 
+void Converter::check_unknown_fields(std::string_view bytes, const std::string& path,
+                                     std::initializer_list<uint32_t> known,
+                                     const char* message) const {
+  try {
+    wire::Reader r(bytes, 0);
+    while (!r.done()) {
+      const std::size_t start = r.position();
+      const wire::Tag tag = r.read_tag();
+      for (uint32_t field : known)
+        if (tag.field == field)
+          fail(path, "holds field " + std::to_string(field) + ", which is " + message +
+                         "'s own, not an unknown one");
+      r.skip_field(tag, start);
+    }
+  } catch (const wire::WireFault& e) {
+    fail(path, std::string("is not a sequence of protobuf fields: ") + e.what() + " (at byte " +
+                   std::to_string(e.offset()) + ")");
+  }
+}
+
 Var Converter::var(Json& j, const JPath& at) const {
   Values v(*this);
   Var var;
   bool has_name = false;
-  std::optional<JPath> type_unknown_at;
+  std::optional<std::string> type_unknown_at;
   for (auto& [key, value] : v.object(j, at)) {
     JPath field = at.member(key);
     if (key == "name") {
@@ -329,10 +300,10 @@ Var Converter::var(Json& j, const JPath& at) const {
         var.attrs.push_back(var_attr(*this, v, name, spec, field.member(name)));
     } else if (key == "unknown_fields") {
       var.unknown_fields = v.bytes(value, field);
-      check_unknown_fields(*this, var.unknown_fields, field, {1, 2, 3, 4, 5, 6, 7}, "VarDesc");
+      check_unknown_fields(var.unknown_fields, field.str(), {1, 2, 3, 4, 5, 6, 7}, "VarDesc");
     } else if (key == "type_unknown_fields") {
       var.type_unknown_fields = v.bytes(value, field);
-      type_unknown_at = field;
+      type_unknown_at = field.str();
     } else {
       fail(at, "unknown key '" + key + "' in a var");
     }
@@ -341,7 +312,7 @@ Var Converter::var(Json& j, const JPath& at) const {
   // The type's own fields are its kind and the tensor description of that
   // kind; descriptions of other kinds are unknown fields (proto_io.h).
   if (type_unknown_at)
-    check_unknown_fields(*this, var.type_unknown_fields, *type_unknown_at,
+    check_unknown_fields(var.type_unknown_fields, *type_unknown_at,
                          {fields::var_type::kType, fields::tensor_desc_field(var.type)}, "VarType");
   // Keep the JSON form exactly as expressive as the protobuf form.
   if (!var.has_tensor_desc() &&
@@ -353,35 +324,11 @@ Var Converter::var(Json& j, const JPath& at) const {
   return var;
 }
 
-Op Converter::op(Json& j, const JPath& at) const {
-  Values v(*this);
-  Op op;
-  bool has_type = false;
-  for (auto& [key, value] : v.object(j, at)) {
-    JPath field = at.member(key);
-    if (key == "type") {
-      op.type = v.string(value, field);
-      has_type = true;
-    } else if (key == "inputs") {
-      slots(v, value, field, op.inputs);
-    } else if (key == "outputs") {
-      slots(v, value, field, op.outputs);
-    } else if (key == "attrs") {
-      auto& attrs = v.object(value, field);
-      op.attrs.reserve(attrs.size());
-      for (auto& [name, spec] : attrs)
-        op.attrs.push_back(NamedAttribute{name, attribute(*this, v, spec, field.member(name))});
-    } else if (key == "is_target") {
-      op.is_target = v.boolean(value, field);
-    } else if (key == "unknown_fields") {
-      op.unknown_fields = v.bytes(value, field);
-      check_unknown_fields(*this, op.unknown_fields, field, {1, 2, 3, 4, 5}, "OpDesc");
-    } else {
-      fail(at, "unknown key '" + key + "' in an op");
-    }
-  }
-  if (!has_type) fail(at, "op has no \"type\"");
-  return op;
+Attribute Converter::attribute(const std::string& type_name, const JPath& type_at, Json& value,
+                               const JPath& at) const {
+  auto type = attr_type_from_string(type_name);
+  if (!type) fail(type_at, "unknown attribute type '" + type_name + "'");
+  return Attribute(*type, attr_value(Values(*this), *type, value, at));
 }
 
 void Converter::block_fields(Json& j, const JPath& at, Block& block) const {
@@ -399,7 +346,7 @@ void Converter::block_fields(Json& j, const JPath& at, Block& block) const {
       block.forward_block_idx = v.int32(value, field);
     } else if (key == "unknown_fields") {
       block.unknown_fields = v.bytes(value, field);
-      check_unknown_fields(*this, block.unknown_fields, field, {1, 2, 3, 4, 5}, "BlockDesc");
+      check_unknown_fields(block.unknown_fields, field.str(), {1, 2, 3, 4, 5}, "BlockDesc");
     } else if (key == "vars" || key == "ops") {
       v.expect(value.is_array(), value, field, "an array", {});
     } else {
@@ -441,7 +388,7 @@ void Converter::program_fields(Json& j, Program& program) const {
       program.op_compatible_map = v.bytes(value, field);
     } else if (key == "unknown_fields") {
       program.unknown_fields = v.bytes(value, field);
-      check_unknown_fields(*this, program.unknown_fields, field, {1, 3, 4, 5}, "ProgramDesc");
+      check_unknown_fields(program.unknown_fields, field.str(), {1, 3, 4, 5}, "ProgramDesc");
     } else if (key == "blocks") {
       v.expect(value.is_array(), value, field, "an array", {});
       has_blocks = true;

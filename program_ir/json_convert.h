@@ -1,8 +1,10 @@
-// Turning parsed pieces of ctp's JSON form (one op, one var, a block's or
-// the program's own fields) into the IR, with errors that name the JSON
+// Turning parsed pieces of ctp's JSON form (one var, one attribute value, a
+// block's or the program's own fields) into the IR, with errors that name the JSON
 // path. json_io.cc streams the document and hands each piece over as soon
 // as it is complete.
 #pragma once
+#include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -32,6 +34,10 @@ struct JPath {
 void append_path_key(std::string& path, std::string_view key);
 void append_path_index(std::string& path, long index);
 
+// "a number", "an array", ...: what the input had where something else was
+// expected.
+std::string kind_of(const Json& j);
+
 class Converter {
  public:
   explicit Converter(const std::string& source) : source_(source) {}
@@ -43,8 +49,16 @@ class Converter {
   }
 
   // The elements may be moved from.
+  // Raw wire fields kept for the protobuf writer, which appends them to their
+  // message. They must be well-formed fields that use none of the message's
+  // own numbers (`known`): anything else writes a file that does not read back
+  // (as ctp or Paddle), e.g. bytes that reuse field 5 of a VarDesc as a string.
+  void check_unknown_fields(std::string_view bytes, const std::string& path,
+                            std::initializer_list<uint32_t> known, const char* message) const;
   Var var(Json& j, const JPath& at) const;
-  Op op(Json& j, const JPath& at) const;
+  // An op attribute from its "type" (a name) and "value" members.
+  Attribute attribute(const std::string& type_name, const JPath& type_at, Json& value,
+                      const JPath& at) const;
   // idx, parent_idx, forward_block_idx, unknown_fields; the vars and ops
   // were streamed into `block` already and appear here as empty arrays.
   void block_fields(Json& j, const JPath& at, Block& block) const;

@@ -296,7 +296,16 @@ class JsonWriter {
 }  // namespace
 
 std::string program_to_json(const Program& program) {
+  // Growing a string of hundreds of MB by doubling copies it and touches
+  // fresh pages at every step; a generous reservation is only address
+  // space until written (a million-op program: ~600 bytes per op).
+  std::size_t ops = 0, vars = 0;
+  for (const Block& b : program.blocks) {
+    ops += b.op_count();
+    vars += b.var_count();
+  }
   std::string out;
+  out.reserve(4096 + ops * 768 + vars * 256);
   JsonWriter(out).program(program);
   return out;
 }

@@ -41,7 +41,8 @@ bool looks_like_text(std::string_view bytes) {
 }  // namespace
 
 ProgramFormat detect_program_format(std::string_view bytes) {
-  std::size_t i = 0;
+  // A UTF-8 byte order mark, which some editors write and JSON readers skip.
+  std::size_t i = bytes.starts_with("\xEF\xBB\xBF") ? 3 : 0;
   while (i < bytes.size() && is_json_space(bytes[i])) ++i;
   if (i == bytes.size() || bytes[i] != '{') return ProgramFormat::Proto;
   if (i == 1 && bytes[0] == '\n' && top_level_is_program_desc(bytes)) return ProgramFormat::Proto;

@@ -10,7 +10,8 @@ namespace ctp {
 
 enum class ProgramFormat { Proto, Json };
 
-// JSON when the first byte that is not JSON whitespace is '{'. A protobuf
+// JSON when the first byte that is not JSON whitespace (after a UTF-8 byte
+// order mark, if any) is '{'. A protobuf
 // ProgramDesc can begin with the same two bytes as "\n{" (its first block
 // being 123 bytes long); such input counts as protobuf when its top-level
 // fields parse as ProgramDesc's and fill it exactly.

@@ -3,167 +3,23 @@
 // fields keep their exact bytes. The writer is in proto_writer.cc.
 #include "program_ir/proto_io.h"
 
-#include <algorithm>
 #include <optional>
 
 #include "program_ir/framework_fields.h"
-#include "program_ir/wire_format.h"
+#include "program_ir/wire_read.h"
 
 namespace ctp {
 namespace {
 
-using wire::Reader;
-using wire::Tag;
-using wire::WireFault;
-using wire::WireType;
+using namespace wire_read;
 namespace fl = fields;
-
-// Where in the program the parser is. Cheap to copy (views into the input),
-// formatted only when an error is reported.
-struct Place {
-  const std::string& source;
-  long block = -1;
-  long op = -1;
-  std::string_view op_type;
-  long var = -1;
-  std::string_view var_name;
-  const char* slot_side = nullptr;
-  long slot = -1;
-  std::string_view slot_name;
-  long attr = -1;
-  std::string_view attr_name;
-  const char* part = nullptr;  // a program-level part, e.g. "op_version_map"
-
-  std::string describe() const {
-    std::string parts;
-    auto add = [&](const std::string& p) {
-      if (!parts.empty()) parts += ", ";
-      parts += p;
-    };
-    auto named = [](const char* what, long index, std::string_view name) {
-      return name.empty() ? std::string(what) + " " + std::to_string(index)
-                          : std::string(what) + " '" + std::string(name) + "'";
-    };
-    if (part) add(part);
-    if (block >= 0) add("block " + std::to_string(block));
-    if (op >= 0)
-      add("op " + std::to_string(op) +
-          (op_type.empty() ? std::string() : " '" + std::string(op_type) + "'"));
-    if (var >= 0) add(named("var", var, var_name));
-    if (slot_side) add(named(slot_side, slot, slot_name));
-    if (attr >= 0) add(named("attr", attr, attr_name));
-    return parts.empty() ? source : source + ": " + parts;
-  }
-};
-
-[[noreturn]] void fail(const Place& place, const std::string& message) {
-  throw Error(place.describe() + ": " + message);
-}
-
-// Runs `body`, turning malformed-bytes faults into errors that name `place`.
-template <typename Body>
-auto guarded(const Place& place, Body&& body) -> decltype(body()) {
-  try {
-    return body();
-  } catch (const WireFault& e) {
-    fail(place, std::string(e.what()) + " (at byte " + std::to_string(e.offset()) + ")");
-  }
-}
-
-template <typename OnField>
-void for_each_field(Reader& r, OnField&& on_field) {
-  while (!r.done()) {
-    std::size_t start = r.position();
-    Tag tag = r.read_tag();
-    on_field(tag, start);
-  }
-}
-
-void expect_wire(const Reader& r, const Tag& tag, WireType want, std::size_t tag_start,
-                 const char* name) {
-  if (tag.type != want)
-    throw WireFault(r.offset_at(tag_start),
-                    "field " + std::to_string(tag.field) + " (" + name + ") has wire type " +
-                        std::string(wire::to_string(tag.type)) + ", expected " +
-                        std::string(wire::to_string(want)));
-}
-
-uint64_t read_varint_field(Reader& r, const Tag& tag, std::size_t start, const char* name) {
-  expect_wire(r, tag, WireType::Varint, start, name);
-  return r.read_varint();
-}
-
-std::string_view read_bytes_field(Reader& r, const Tag& tag, std::size_t start,
-                                  const char* name) {
-  expect_wire(r, tag, WireType::LengthDelimited, start, name);
-  return r.read_bytes();
-}
-
-// A nested message's reader; its offsets count from the start of the input.
-Reader nested(Reader& r, const Tag& tag, std::size_t start, const char* name) {
-  std::string_view payload = read_bytes_field(r, tag, start, name);
-  return Reader(payload, r.last_payload_offset());
-}
-
-// The same, with truncation and the like reported at the nested message's
-// own place (the op, the var) rather than its parent's.
-Reader nested_at(Reader& r, const Tag& tag, std::size_t start, const char* name,
-                 const Place& child) {
-  return guarded(child, [&] { return nested(r, tag, start, name); });
-}
-
-// Repeated numbers arrive unpacked (one field per element) or packed.
-template <typename T, typename ReadOne>
-void read_repeated(Reader& r, const Tag& tag, std::size_t start, const char* name,
-                   WireType element, std::size_t element_bytes, std::vector<T>& out,
-                   ReadOne read_one) {
-  if (tag.type == element) {
-    out.push_back(read_one(r));
-    return;
-  }
-  expect_wire(r, tag, WireType::LengthDelimited, start, name);
-  std::string_view payload = r.read_bytes();
-  Reader packed(payload, r.last_payload_offset());
-  // Sized from the bytes present, but never to exactly the new total: a
-  // field split into many packed runs would reallocate on every run, which
-  // is quadratic (a 1 MB attribute of 170,000 one-float runs: minutes).
-  if (element_bytes > 0) {
-    const std::size_t needed = out.size() + payload.size() / element_bytes;
-    if (needed > out.capacity()) out.reserve(std::max(needed, 2 * out.capacity()));
-  }
-  while (!packed.done()) out.push_back(read_one(packed));
-}
-
-[[noreturn]] void unknown_in(const Reader& r, const Tag& tag, std::size_t start,
-                             const char* message_name) {
-  throw WireFault(r.offset_at(start), "unknown field " + std::to_string(tag.field) + " in " +
-                                          message_name + " (ctp has nowhere to keep it)");
-}
-
-int32_t read_int32(Reader& r) { return wire::as_int32(r.read_varint()); }
-int64_t read_int64(Reader& r) { return wire::as_int64(r.read_varint()); }
-bool read_bool(Reader& r) { return wire::as_bool(r.read_varint()); }
-float read_float(Reader& r) { return wire::as_float(r.read_fixed32()); }
-double read_double(Reader& r) { return wire::as_double(r.read_fixed64()); }
-
-VarKind read_var_kind(uint64_t raw, const Place& place, const char* what) {
-  int32_t value = wire::as_int32(raw);
-  if (!is_valid_var_kind(value))
-    fail(place, std::string("invalid ") + what + " " + std::to_string(value));
-  return static_cast<VarKind>(value);
-}
-
-AttrType read_attr_type(uint64_t raw, const Place& place) {
-  int32_t value = wire::as_int32(raw);
-  if (!is_valid_attr_type(value)) fail(place, "invalid AttrType " + std::to_string(value));
-  return static_cast<AttrType>(value);
-}
 
 // --- VarDesc ---
 
 void parse_tensor_desc(Reader r, Var& var, const Place& place) {
   bool has_data_type = false;
   guarded(place, [&] {
+    var.shape.reserve(var.shape.size() + count_field(r, fl::tensor_desc::kDims));
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::tensor_desc::kDataType:
@@ -319,6 +175,7 @@ Slot parse_slot(Reader r, const Place& place) {
   Slot slot;
   bool has_parameter = false;
   guarded(place, [&] {
+    slot.args.reserve(count_field(r, fl::op_slot::kArguments));
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::op_slot::kParameter:
@@ -458,15 +315,22 @@ Op parse_op(Reader r, Place place) {
   bool has_type = false;
   guarded(place, [&] {
     Reader scan = r;
+    std::size_t input_count = 0, output_count = 0, attr_count = 0;
     for_each_field(scan, [&](const Tag& tag, std::size_t start) {
       if (tag.field == fl::op::kType) {
         op.type = read_bytes_field(scan, tag, start, "type");
         place.op_type = op.type;
         has_type = true;
-      } else {
-        scan.skip_field(tag, start);
+        return;
       }
+      input_count += tag.field == fl::op::kInputs;
+      output_count += tag.field == fl::op::kOutputs;
+      attr_count += tag.field == fl::op::kAttrs;
+      scan.skip_field(tag, start);
     });
+    op.inputs.reserve(input_count);
+    op.outputs.reserve(output_count);
+    op.attrs.reserve(attr_count);
     long inputs = 0, outputs = 0, attrs = 0;
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
@@ -521,11 +385,12 @@ Block parse_block(Reader r, Place place) {
           Place var_place = place;
           var_place.var = var_index++;
           Var var = parse_var(nested_at(r, tag, start, "vars", var_place), var_place);
-          if (block.has_var(var.name)) {
-            var_place.var_name = var.name;
+          const std::size_t before = block.var_count();
+          const Var& added = block.get_or_add_var(std::move(var));
+          if (block.var_count() == before) {
+            var_place.var_name = added.name;
             fail(var_place, "declared twice in the block");
           }
-          block.add_var(std::move(var));
           break;
         }
         case fl::block::kOps: {
@@ -584,7 +449,7 @@ OpVersionEntry parse_op_version_pair(Reader r, const Place& place) {
     });
   });
   if (!has_name) fail(place, "OpVersionPair has no op_name (field 1)");
-  if (!has_version) fail(place, "OpVersionPair '" + entry.op_name + "' has no op_version (field 2)");
+  if (!has_version) fail(place, "OpVersionPair '" + printable(entry.op_name) + "' has no op_version (field 2)");
   return entry;
 }
 

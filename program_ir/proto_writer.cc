@@ -136,7 +136,15 @@ void write_block(Writer& w, const Block& block) {
 }  // namespace
 
 std::string serialize_program_proto(const Program& program) {
+  // As in program_to_json: reserve rather than grow (~240 bytes per op in
+  // a typical training program).
+  std::size_t ops = 0, vars = 0;
+  for (const Block& b : program.blocks) {
+    ops += b.op_count();
+    vars += b.var_count();
+  }
   std::string out;
+  out.reserve(1024 + ops * 384 + vars * 128);
   Writer w(out);
   for (const Block& block : program.blocks) write_block(w, block);
   if (program.op_compatible_map)

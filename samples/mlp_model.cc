@@ -212,6 +212,9 @@ MlpPrograms build_mlp(const MlpConfig& c) {
             .out("Beta1PowOut", b1).out("Beta2PowOut", b2)
             .attr("beta1", Attribute(c.beta1)).attr("beta2", Attribute(c.beta2))
             .attr("epsilon", Attribute(c.epsilon)).attr("lazy_mode", Attribute(false))
+            .attr("min_row_size_to_use_multithread", Attribute(int64_t{1000}))
+            .attr("multi_precision", Attribute(false))
+            .attr("use_global_beta_pow", Attribute(false))
             .role(op_role::kOptimize).role_var(role_var);
         break;
       }

@@ -54,6 +54,12 @@ Op allreduce_op(const std::string& type, const std::string& var, int ring = 0) {
   return op;
 }
 
+Op allreduce_op_many(const std::string& type, const std::vector<std::string>& vars) {
+  Op op(type, {{"X", vars}}, {{"Out", vars}});
+  op.set_attr("ring_id", Attribute(int32_t{0}));
+  return op;
+}
+
 template <typename T>
 Tensor filled(DataType dtype, int64_t n, const std::function<double(int64_t)>& value) {
   Tensor t(dtype, {n});
@@ -157,10 +163,8 @@ TEST_P(GlooRanks, BroadcastAllGatherFusedSumAndBarrier) {
       scope.var("c") = Tensor::view(fused, 0, DataType::FP32, {24});
       scope.var("d") = Tensor::view(fused, 24 * sizeof(float), DataType::FP32, {40});
       for (int i = 0; i < 64; ++i) static_cast<float*>(fused->data())[i] = static_cast<float>(rank);
-      run_op(scope, services, Op("c_allreduce_xsum", {{"X", {"a", "b"}}}, {{"Out", {"a", "b"}}},
-                                        {{"ring_id", Attribute(int32_t{0})}}));
-      run_op(scope, services, Op("c_allreduce_xsum", {{"X", {"c", "d"}}}, {{"Out", {"c", "d"}}},
-                                        {{"ring_id", Attribute(int32_t{0})}}));
+      run_op(scope, services, allreduce_op_many("c_allreduce_xsum", {"a", "b"}));
+      run_op(scope, services, allreduce_op_many("c_allreduce_xsum", {"c", "d"}));
       double rank_sum = n * (n - 1) / 2.0;
       for (int64_t i = 0; i < 5; ++i)
         require(element<float>(scope.get("a"), i) == rank_sum + n * i, "xsum a");

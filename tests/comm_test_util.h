@@ -3,6 +3,7 @@
 // with a hard deadline, collecting each rank's outcome.
 #pragma once
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -80,6 +81,11 @@ inline std::vector<RankOutcome> run_ranks(int n, const std::function<void(int)>&
     std::string text;
     bool done = false;
   };
+  // Tests that ran before may have left a large, fragmented heap (freed but
+  // kept by malloc). Consolidate and release it once here: otherwise every
+  // child consolidates it on its first allocation, copying the whole heap on
+  // write, which takes tens of seconds after a million-op test.
+  ::malloc_trim(0);
   auto start = std::chrono::steady_clock::now();
   std::vector<Child> children;
   for (int r = 0; r < n; ++r) {

@@ -1,33 +1,20 @@
 // `ctp run` as a user runs it: program files in, one line per step out.
-#include <sys/wait.h>
-
-#include <cstdio>
 #include <filesystem>
+#include <map>
 #include <regex>
 
 #include "executor/npy.h"
 #include "program_ir/atomic_file.h"
 #include "program_ir/program_io.h"
 #include "samples/mlp_model.h"
+#include "tests/executor_process_util.h"
 #include "tests/kernels_test_util.h"
 
 namespace ctp {
 namespace {
 
-struct CommandResult {
-  int exit_code;
-  std::string output;
-};
-
-CommandResult run_command(const std::string& command) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string output;
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
-  const int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
-}
+using test::CommandResult;
+using test::run_command;
 
 class ExecutorCmdRun : public ::testing::Test {
  protected:
@@ -109,6 +96,57 @@ TEST_F(ExecutorCmdRun, ErrorsExitNonZeroWithThePlace) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   r = run_command(ctp_run("--rank 2 --world-size 2"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
+}
+
+// The value printed for `var` at each step, by rank ("[rank R] " prefixes).
+std::map<int, std::vector<std::string>> printed(const std::string& output, const std::string& var) {
+  std::map<int, std::vector<std::string>> by_rank;
+  const std::regex line("\\[rank (\\d+)\\] step \\d+/\\d+ .*" + var + " = ([^\\n]*)");
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), line);
+       it != std::sregex_iterator(); ++it)
+    by_rank[std::stoi((*it)[1].str())].push_back((*it)[2].str());
+  return by_rank;
+}
+
+TEST_F(ExecutorCmdRun, RunsTranspiledProgramsUnderLaunch) {
+#ifndef CTP_HAVE_GLOO
+  GTEST_SKIP() << "built without Gloo";
+#endif
+  const int port = 20000 + static_cast<int>(::getpid() % 20000);
+  const std::string endpoints =
+      "127.0.0.1:" + std::to_string(port) + ",127.0.0.1:" + std::to_string(port + 1);
+  const std::string cli = CTP_CLI_PATH;
+  CommandResult r = run_command(cli + " transpile --mode grad_allreduce --all-ranks --endpoints " +
+                                endpoints + " --startup " + path("startup.pb") + " --main " +
+                                path("main.json") + " -o " + path("out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // Different seeds per rank: the startup broadcast equalises them; then each
+  // rank's own synthetic batch gives its own loss, but the all-reduced
+  // gradients keep the parameters equal.
+  r = run_command(cli + " launch --nproc 2 --timeout 30 --base-port " + std::to_string(port) +
+                  " -- " + cli + " run --startup '" + path("out") + "/rank_{rank}/startup.pb' --main '" +
+                  path("out") + "/rank_{rank}/main.pb' --steps 3 --batch 4 --seed-by-rank" +
+                  " --fetch mean_0.tmp_0,fc_0.b_0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto bias = printed(r.output, "fc_0\\.b_0");
+  const auto loss = printed(r.output, "mean_0\\.tmp_0");
+  ASSERT_EQ(bias.size(), 2u) << r.output;
+  ASSERT_EQ(bias.at(0).size(), 3u) << r.output;
+  EXPECT_EQ(bias.at(0), bias.at(1)) << r.output;
+  EXPECT_NE(loss.at(0), loss.at(1)) << r.output;
+}
+
+TEST_F(ExecutorCmdRun, DrivesDeviceThreadsForSingleProcessPrograms) {
+  const std::string cli = CTP_CLI_PATH;
+  CommandResult r = run_command(cli + " transpile --mode single_process_multi_thread --rank 0 " +
+                                "--endpoints 127.0.0.1:6170 --selected-gpus 0,1 --startup " +
+                                path("startup.pb") + " --main " + path("main.json") + " -o " + path("spmt"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  r = run_command(cli + " run --startup " + path("spmt") + "/startup.pb --main " + path("spmt") +
+                  "/main.pb --threads 2 --steps 2 --batch 4");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("step 2/2  mean_0.tmp_0 = "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("on 2 device threads"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // The executor: preparation errors before any op runs, feed/fetch and direct
 // binding, state across steps, and errors that name the failing op.
 #include <atomic>
+#include <chrono>
 
+#include "executor/thread_group_driver.h"
 #include "tests/kernels_test_util.h"
 
 namespace ctp {
@@ -164,6 +166,56 @@ TEST(Executor, UnboundInputsAreReadBeforeWrittenAndNotPersistable) {
   b.append_op(make_op("elementwise_add", {{"X", {"h"}}, {"Y", {"fed"}}}, {{"Out", {"o"}}}));
   b.append_op(make_op("elementwise_add", {{"X", {"o"}}, {"Y", {"label"}}}, {{"Out", {"x"}}}));
   EXPECT_EQ(unbound_inputs(b), (std::vector<std::string>{"x", "label"}));
+}
+
+Program allreduce_program(int64_t numel) {
+  Program p = Program::with_global_block();
+  p.global_block().add_var(Var{.name = "g", .shape = {numel}});
+  p.global_block().append_op(make_op("c_allreduce_sum", {{"X", {"g"}}}, {{"Out", {"g"}}},
+                                     {{"ring_id", Attribute(int32_t{0})}}));
+  return p;
+}
+
+// Two device threads whose programs agree, or do not, on their collectives.
+std::vector<std::string> run_on_two_threads(int64_t numel_of_thread1, bool verify) {
+  using namespace std::chrono_literals;
+  const Program agreeing = allreduce_program(4), other = allreduce_program(numel_of_thread1);
+  RunServices base;
+  base.verify_collective_schedule = verify;
+  DeviceThreads threads(2, CommOptions{5s, 20ms}, base);
+  std::vector<std::string> errors(2);
+  std::vector<Scope> scopes(2);
+  try {
+    threads.run([&](int r, RunServices& services) {
+      services.comms->install(0, services.comms->thread_group()->make_communicator(r, 0));
+      scopes[r].var("g") = tensor<float>({4}, {1, 2, 3, static_cast<float>(r)});
+      try {
+        Executor(r == 1 ? other : agreeing, services).run(scopes[r]);
+      } catch (const Error& e) {
+        errors[r] = e.what();
+        throw;
+      }
+    });
+  } catch (const Error&) {
+  }
+  if (errors[0].empty() && errors[1].empty()) {
+    EXPECT_EQ(values<float>(scopes[0].get("g")), (std::vector<float>{2, 4, 6, 1}));
+  }
+  return errors;
+}
+
+TEST(Executor, FirstStepVerifiesTheCollectiveScheduleWithPeers) {
+  EXPECT_EQ(run_on_two_threads(4, true), (std::vector<std::string>{"", ""}));
+  // Thread 1 declares another size: both threads stop before any op runs,
+  // naming the difference, instead of reducing mismatched buffers.
+  const std::vector<std::string> errors = run_on_two_threads(5, true);
+  for (const std::string& e : errors)
+    EXPECT_NE(e.find("at collective #0: rank 0 runs c_allreduce_sum ring 0 FP32[4] X='g', rank 1 "
+                     "runs c_allreduce_sum ring 0 FP32[5]"),
+              std::string::npos)
+        << e;
+  // Opted out, the declared sizes are not compared (the tensors themselves agree).
+  EXPECT_EQ(run_on_two_threads(5, false), (std::vector<std::string>{"", ""}));
 }
 
 }  // namespace

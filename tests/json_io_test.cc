@@ -8,6 +8,7 @@
 #include <limits>
 #include <random>
 
+#include "program_ir/atomic_file.h"
 #include "program_ir/json_io.h"
 #include "program_ir/proto_io.h"
 
@@ -68,6 +69,18 @@ TEST(JsonIoSchema, JsonToProtoToJsonIsIdentical) {
                               "\"is_distributed\": false}\n"));
   EXPECT_THAT(json, HasSubstr("\"attrs\": {\"op_role\": {\"type\": \"INT\", \"value\": 0}, "
                               "\"op_role_var\": {\"type\": \"STRINGS\", \"value\": []}}}"));
+}
+
+TEST(JsonIoSchema, TheDocumentedExampleIsTheWritersLayout) {
+  const std::string doc = read_file(std::string(CTP_SOURCE_DIR) + "/docs/json-format.md");
+  const auto begin = doc.find("```json\n");
+  ASSERT_NE(begin, std::string::npos);
+  const auto end = doc.find("```", begin + 8);
+  const std::string example = doc.substr(begin + 8, end - begin - 8);
+  Program p = parse_program_json(example, "json-format.md");
+  EXPECT_EQ(program_to_json(p), example);
+  EXPECT_EQ(p.blocks[0].ops().back().attr("bias")->get<float>(),
+            -std::numeric_limits<float>::infinity());
 }
 
 TEST(JsonIoSchema, VarFieldsDefaultAsInProtobuf) {
@@ -169,6 +182,8 @@ TEST(JsonIoFloats, ShortestFormsAndSpecialValues) {
   EXPECT_EQ(float_back("3.4028235e38"), std::numeric_limits<float>::max());
   EXPECT_THAT(error_of(with_attrs(R"({"f": {"type": "FLOAT", "value": 1e39}})")),
               HasSubstr("blocks[0].ops[3].attrs.f: value is out of range for FLOAT"));
+  EXPECT_EQ(error_of(R"({"blocks": [], "x": -1e999})"),
+            "prog.json: line 1, column 26: number overflow parsing '-1e999'");
   EXPECT_THAT(error_of(with_attrs(R"({"f": {"type": "FLOAT", "value": "NaN(0x7fc00000"}})")),
               HasSubstr("attrs.f: expected a number, \"NaN\", \"Infinity\" or \"-Infinity\" for FLOAT"));
   // A NaN spelling must denote a NaN of the attribute's width.
@@ -242,12 +257,55 @@ TEST(JsonIoErrors, ValueErrorsNameTheJsonPath) {
   EXPECT_EQ(error_of(R"({"blocks": [{"idx": 0, "ops": []}]})"),
             "prog.json: blocks[0]: block has no \"parent_idx\"");
   EXPECT_EQ(error_of(R"({"blocks": [{"idx": 0, "parent_idx": -1}, 7]})"),
-            "prog.json: blocks[1]: expected an object, got number");
+            "prog.json: blocks[1]: expected an object, got a number");
   EXPECT_EQ(error_of(R"({"blocks": {}})"), "prog.json: blocks: expected an array, got an object");
   EXPECT_EQ(error_of(R"({"version": 0})"), "prog.json: program has no \"blocks\"");
   EXPECT_EQ(error_of("[]"), "prog.json: expected a JSON object at the top level");
   EXPECT_EQ(error_of(R"({"blocks": [], "unknown_fields": "%%%%"})"),
             "prog.json: unknown_fields: not valid base64");
+}
+
+TEST(JsonIoErrors, OpErrorsNameTheJsonPath) {
+  auto op_error = [](const std::string& op) {
+    return error_of(R"({"blocks": [{"idx": 0, "parent_idx": -1, "ops": [{"type": "a"}, )" + op +
+                    "]}]}");
+  };
+  EXPECT_EQ(op_error(R"({"inputs": {}})"), "prog.json: blocks[0].ops[1]: op has no \"type\"");
+  EXPECT_EQ(op_error(R"({"type": 3})"),
+            "prog.json: blocks[0].ops[1].type: expected a string, got a number");
+  EXPECT_EQ(op_error(R"({"type": "t", "inputs": []})"),
+            "prog.json: blocks[0].ops[1].inputs: expected an object, got an array");
+  EXPECT_EQ(op_error(R"({"type": "t", "outputs": {"Out": "y"}})"),
+            "prog.json: blocks[0].ops[1].outputs.Out: expected an array of var names, got a string");
+  EXPECT_EQ(op_error(R"({"type": "t", "outputs": {"Out": ["y", null]}})"),
+            "prog.json: blocks[0].ops[1].outputs.Out[1]: expected a string (a var name), got null");
+  EXPECT_EQ(op_error(R"({"type": "t", "outputs": {"Out": ["y", ["z"]]}})"),
+            "prog.json: blocks[0].ops[1].outputs.Out[1]: expected a string (a var name), got an array");
+  EXPECT_EQ(op_error(R"({"type": "t", "attrs": {"a": 1}})"),
+            "prog.json: blocks[0].ops[1].attrs.a: expected an object, got a number");
+  EXPECT_EQ(op_error(R"({"type": "t", "attrs": {"a": {"type": "INT", "value": 1, "doc": ""}}})"),
+            "prog.json: blocks[0].ops[1].attrs.a: unknown key 'doc' (an attribute has \"type\" and "
+            "\"value\")");
+  EXPECT_EQ(op_error(R"({"type": "t", "attrs": {"a": {"type": "INT", "type": "INT"}}})"),
+            "prog.json: blocks[0].ops[1].attrs.a.type: duplicate key");
+  EXPECT_EQ(op_error(R"({"type": "t", "attrs": {"a": {"type": ["INT"], "value": 1}}})"),
+            "prog.json: blocks[0].ops[1].attrs.a.type: expected a string, got an array");
+  EXPECT_EQ(op_error(R"({"type": "t", "attrs": {"a": {"value": 1}}})"),
+            "prog.json: blocks[0].ops[1].attrs.a: attribute has no \"type\"");
+  EXPECT_EQ(op_error(R"({"type": "t", "attrs": {"a": {"type": "INT", "value": 1},
+                                                "a": {"type": "INT", "value": 1}}})"),
+            "prog.json: blocks[0].ops[1].attrs.a: duplicate key");
+  EXPECT_EQ(op_error(R"({"type": "t", "is_target": "yes"})"),
+            "prog.json: blocks[0].ops[1].is_target: expected true or false, got a string");
+  EXPECT_EQ(op_error(R"({"type": "t", "unknown_fields": "A"})"),
+            "prog.json: blocks[0].ops[1].unknown_fields: not valid base64");
+  EXPECT_EQ(op_error(R"({"type": "t", "type": "u"})"), "prog.json: blocks[0].ops[1].type: duplicate key");
+  EXPECT_EQ(op_error(R"({"type": "t", "attrs": {"a": {"type": "INTS", "value": [1, {"x": 1}]}}})"),
+            "prog.json: blocks[0].ops[1].attrs.a.value[1]: expected an integer for INTS, got an object");
+  std::string many = R"({"type": "t", "attrs": {)";
+  for (int i = 0; i < 100; ++i) many += "\"a" + std::to_string(i) + R"(": {"type": "INT", "value": 1}, )";
+  EXPECT_EQ(op_error(many + R"("a7": {"type": "INT", "value": 2}}})"),
+            "prog.json: blocks[0].ops[1].attrs.a7: duplicate key");
 }
 
 TEST(JsonIoErrors, DuplicateKeysAreRefused) {

@@ -98,6 +98,42 @@ TEST(KernelsOptimizer, AdamMatchesTextbookAdamOverSteps) {
   test::expect_near(values<double>(s.get("p")), p, 1e-6);
 }
 
+Op lamb_op(float weight_decay, bool always_adapt) {
+  return make_op("lamb",
+                 {{"Param", {"p"}}, {"Grad", {"g"}}, {"LearningRate", {"lr"}}, {"Moment1", {"m1"}},
+                  {"Moment2", {"m2"}}, {"Beta1Pow", {"b1p"}}, {"Beta2Pow", {"b2p"}}},
+                 {{"ParamOut", {"p"}}, {"Moment1Out", {"m1"}}, {"Moment2Out", {"m2"}},
+                  {"Beta1PowOut", {"b1p"}}, {"Beta2PowOut", {"b2p"}}},
+                 {{"beta1", Attribute(0.9f)}, {"beta2", Attribute(0.999f)},
+                  {"epsilon", Attribute(0.0f)}, {"weight_decay", Attribute(weight_decay)},
+                  {"always_adapt", Attribute(always_adapt)}});
+}
+
+std::vector<double> lamb_step(float weight_decay, bool always_adapt) {
+  Scope s;
+  s.var("p") = tensor<double>({2}, {3, 4});  // norm 5
+  s.var("g") = tensor<double>({2}, {1, 1});
+  s.var("lr") = tensor<double>({1}, {0.01});
+  s.var("m1") = tensor<double>({2}, {0, 0});
+  s.var("m2") = tensor<double>({2}, {0, 0});
+  s.var("b1p") = tensor<float>({1}, {0.9f});
+  s.var("b2p") = tensor<float>({1}, {0.999f});
+  run_op(s, lamb_op(weight_decay, always_adapt));
+  EXPECT_FLOAT_EQ(values<float>(s.get("b1p"))[0], 0.81f);
+  return values<double>(s.get("p"));
+}
+
+TEST(KernelsOptimizer, LambTrustRatioByHand) {
+  // First step: the bias-corrected direction is g / |g| = [1, 1].
+  // Decay 0.1: r = [1.3, 1.4], ratio 5 / sqrt(3.65), p -= 0.01 * ratio * r.
+  const double ratio = 5 / std::sqrt(3.65);
+  test::expect_near(lamb_step(0.1f, false), {3 - 0.013 * ratio, 4 - 0.014 * ratio}, 1e-6);
+  // No decay: no adaptation unless always_adapt (then ratio 5 / sqrt(2)).
+  test::expect_near(lamb_step(0.0f, false), {2.99, 3.99}, 1e-6);
+  const double adapted = 0.01 * 5 / std::sqrt(2.0);
+  test::expect_near(lamb_step(0.0f, true), {3 - adapted, 4 - adapted}, 1e-6);
+}
+
 TEST(KernelsOptimizer, MismatchedGradIsAnError) {
   Scope s;
   s.var("p") = tensor<float>({2}, {1, 2});

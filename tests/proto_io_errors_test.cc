@@ -128,6 +128,13 @@ TEST(ProtoIoErrors, WrongWireTypesAndUnkeepableFields) {
             "bad.pb: block 0, var 'x': declared twice in the block");
 }
 
+TEST(ProtoIoErrors, NamesInMessagesAreEscapedAndCutShort) {
+  const std::string long_name(200, 'n');
+  EXPECT_EQ(error_of(with_op(Pb().str(3, "bad\ntype").msg(4, Pb().str(1, long_name)))),
+            "bad.pb: block 0, op 1 'bad\\x0atype', attr '" + std::string(80, 'n') +
+                "...': OpDesc.Attr has no type (field 2)");
+}
+
 TEST(ProtoIoErrors, GarbageBytes) {
   EXPECT_THAT(error_of("\x0f"), HasSubstr("bad.pb: invalid wire type 7 for field 1 (at byte 0)"));
   EXPECT_THAT(error_of(std::string("\x00\x01", 2)), HasSubstr("invalid field number 0"));

@@ -395,6 +395,7 @@ TEST(ProtoIoFormat, DetectsJsonAndProtobufByContent) {
   EXPECT_EQ(detect_program_format(" \n\t{\"blocks\": []}"), ProgramFormat::Json);
   EXPECT_EQ(detect_program_format(canonical_fixture()), ProgramFormat::Proto);
   EXPECT_EQ(detect_program_format(""), ProgramFormat::Proto);
+  EXPECT_EQ(parse_program("\xEF\xBB\xBF{\"blocks\": []}", "bom.json").blocks.size(), 0u);
 
   // A protobuf program whose first block is exactly 123 bytes starts "\n{".
   Pb block;

@@ -187,6 +187,26 @@ TEST(RendezvousStore, ClientThatDiesIsReportedLostAndOneThatLeavesIsNot) {
   EXPECT_EQ(server.lost_peers(), lost);
 }
 
+TEST(RendezvousStore, WatchersHearOfLossesEvenAfterTheStoreIsGone) {
+  auto server = std::make_unique<StoreServer>(0, 11);
+  StoreAddress address{Endpoint{"127.0.0.1", server->port()}, 11};
+  StoreClient watcher(address, 0, "w", 2s);
+  watcher.watch_losses();
+  EXPECT_TRUE(watcher.seen_losses(0ms).empty());
+  auto outcomes = testing_comm::run_ranks(1, [&](int) {
+    StoreClient doomed(address, 4, "doomed", 2s);
+    ::raise(SIGKILL);
+  });
+  ASSERT_EQ(outcomes[0].code, SIGKILL);
+  // The store's host goes away right after recording the loss.
+  for (int i = 0; i < 200 && server->lost_peers().empty(); ++i) std::this_thread::sleep_for(5ms);
+  server.reset();
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(watcher.seen_losses(2s), (std::vector<LostPeer>{{4, "doomed"}}));
+  EXPECT_LT(seconds_since(start), 1.5);  // the watch ended with the store; no waiting out the 2 s
+  EXPECT_THROW(watcher.lost_peers(), net::NetError);
+}
+
 TEST(RendezvousStore, ClientOfAStoreThatDisappearsGetsAnError) {
   auto server = std::make_unique<StoreServer>(0, 9);
   StoreAddress address{Endpoint{"127.0.0.1", server->port()}, 9};

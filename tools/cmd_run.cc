@@ -1,17 +1,28 @@
 // `ctp run`: runs a startup program once and a main program for K steps on
 // synthetic or .npy-fed inputs, printing the fetched values of every step.
-// Under `ctp launch` each worker runs it; the collective ops in the programs
-// find their peers through the communicator manager it creates.
+// Under `ctp launch` (or mpirun, Slurm, torchrun) each worker runs it, taking
+// its rank from the launcher's variables; the collective ops in the programs
+// find their peers through the communicator manager it creates. `{rank}` in a
+// program path picks each rank's file (ctp transpile --all-ranks writes
+// OUT/rank_<r>/...). With --threads G one process drives G device threads
+// (the single-process modes).
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <functional>
 #include <map>
+#include <memory>
 
 #include "executor/communicator.h"
 #include "executor/npy.h"
 #include "executor/program_runner.h"
+#include "executor/thread_group_driver.h"
+#include "executor/worker_env.h"
 #include "program_ir/program_io.h"
 #include "tools/command.h"
+
+extern char** environ;
 
 namespace ctp::cli {
 namespace {
@@ -25,9 +36,16 @@ struct RunArgs {
   uint64_t seed = 0;
   bool seed_by_rank = false;
   std::string device = "cpu";
-  int rank = 0;
-  int world_size = 1;
+  std::optional<int> rank, world_size;
+  std::optional<double> timeout_s;
+  int threads = 1;
 };
+
+std::string with_rank(std::string path, int rank) {
+  for (std::size_t at; (at = path.find("{rank}")) != std::string::npos;)
+    path.replace(at, 6, std::to_string(rank));
+  return path;
+}
 
 std::string value_text(const Tensor& t) {
   if (t.numel() == 1) {
@@ -40,22 +58,31 @@ std::string value_text(const Tensor& t) {
 void run(const RunArgs& a) {
   if (a.steps < 0) throw UsageError("--steps must be 0 or more");
   if (a.batch < 1) throw UsageError("--batch must be 1 or more");
-  if (a.world_size < 1 || a.rank < 0 || a.rank >= a.world_size)
-    throw UsageError("--rank " + std::to_string(a.rank) + " is not in [0, --world-size " +
-                     std::to_string(a.world_size) + ")");
+  if (a.threads < 1) throw UsageError("--threads must be 1 or more");
+  const WorkerIdentity id = worker_identity(environment_from(environ));
+  const int rank = a.rank.value_or(id.rank);
+  const int world_size = a.world_size.value_or(id.world_size);
+  if (world_size < 1 || rank < 0 || rank >= world_size)
+    throw UsageError("rank " + std::to_string(rank) + " is not in [0, world size " +
+                     std::to_string(world_size) + ")");
+  CommOptions comm;
+  if (a.timeout_s) {
+    if (!(*a.timeout_s > 0) || !std::isfinite(*a.timeout_s))
+      throw UsageError("--timeout must be a positive number of seconds");
+    comm.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(*a.timeout_s * 1000)));
+  } else if (id.comm_timeout) {
+    comm.timeout = *id.comm_timeout;
+  }
 
-  const Program startup = load_program_file(a.startup);
-  const Program main = load_program_file(a.main);
-  CommunicatorManager comms;
+  const std::string startup_path = with_rank(a.startup, rank);
+  const std::string main_path = with_rank(a.main, rank);
+  const Program startup = load_program_file(startup_path);
+  const Program main = load_program_file(main_path);
   ProgramRunOptions options;
   options.batch = a.batch;
-  options.rank = a.rank;
-  // Ranks initialise identically unless asked otherwise (the startup
-  // broadcast then has nothing to fix).
-  options.seed = a.seed_by_rank ? a.seed + static_cast<uint64_t>(a.rank) : a.seed;
-  options.device = a.device == "gpu" ? Device{DeviceKind::CUDA, 0} : Device{};
-  options.comms = &comms;
   options.fetch = a.fetch;
+  const int gpu = id.selected_gpus.empty() ? id.local_rank : id.selected_gpus.front();
+  options.device = a.device == "gpu" ? Device{DeviceKind::CUDA, gpu} : Device{};
   for (const std::string& spec : a.feeds) {
     const auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
@@ -63,18 +90,54 @@ void run(const RunArgs& a) {
     options.feeds[spec.substr(0, eq)] = read_npy_file(spec.substr(eq + 1));
   }
 
-  ProgramRunner runner(startup, main, options);
+  // One runner per device thread; worker w = rank * threads + thread.
+  std::unique_ptr<CommunicatorManager> single;
+  std::unique_ptr<DeviceThreads> threads;
+  if (a.threads == 1) {
+    single = std::make_unique<CommunicatorManager>(comm);
+  } else {
+    std::vector<Device> devices;
+    for (int i = 0; i < a.threads; ++i)
+      devices.push_back(Device{options.device.kind, options.device.index + i});
+    threads = std::make_unique<DeviceThreads>(a.threads, comm, RunServices{}, devices);
+  }
+  std::vector<std::unique_ptr<ProgramRunner>> runners;
+  for (int i = 0; i < a.threads; ++i) {
+    ProgramRunOptions o = options;
+    o.rank = rank * a.threads + i;
+    // Workers initialise identically unless asked otherwise (a startup
+    // broadcast then has nothing to fix).
+    o.seed = a.seed_by_rank ? a.seed + static_cast<uint64_t>(o.rank) : a.seed;
+    if (threads) {
+      o.comms = &threads->comms(i);
+      o.device = threads->services(i).device;
+    } else {
+      o.comms = single.get();
+    }
+    runners.push_back(std::make_unique<ProgramRunner>(startup, main, std::move(o)));
+  }
+  const auto on_every_worker = [&](const std::function<void(ProgramRunner&)>& body) {
+    if (!threads) return body(*runners[0]);
+    threads->run([&](int i, RunServices&) { body(*runners[static_cast<std::size_t>(i)]); });
+  };
+
   const auto start = std::chrono::steady_clock::now();
-  runner.run_startup();
-  if (!runner.synthetic_inputs().empty()) {
+  on_every_worker([](ProgramRunner& r) { r.run_startup(); });
+  ProgramRunner& first = *runners[0];
+  if (!first.synthetic_inputs().empty()) {
     std::cout << "synthetic inputs (batch " << a.batch << "):";
-    for (const std::string& name : runner.synthetic_inputs()) std::cout << " " << name;
+    for (const std::string& name : first.synthetic_inputs()) std::cout << " " << name;
     std::cout << "\n";
   }
+  std::vector<Fetched> fetched(runners.size());
   for (int64_t step = 1; step <= a.steps; ++step) {
-    const Fetched fetched = runner.run_step();
+    on_every_worker([&](ProgramRunner& r) {
+      Fetched f = r.run_step();
+      for (std::size_t i = 0; i < runners.size(); ++i)
+        if (runners[i].get() == &r) fetched[i] = std::move(f);
+    });
     std::cout << "step " << step << "/" << a.steps;
-    for (const auto& [name, tensor] : fetched) std::cout << "  " << name << " = " << value_text(tensor);
+    for (const auto& [name, tensor] : fetched[0]) std::cout << "  " << name << " = " << value_text(tensor);
     std::cout << std::endl;  // flushed: a launcher prefixes and forwards lines as they come
   }
   const double seconds =
@@ -82,8 +145,9 @@ void run(const RunArgs& a) {
   char timing[64];
   std::snprintf(timing, sizeof timing, "%.3f s", seconds);
   std::cout << "ran startup (" << startup.global_block().op_count() << " ops) and " << a.steps
-            << " step(s) of main (" << main.global_block().op_count() << " ops) in " << timing
-            << std::endl;
+            << " step(s) of main (" << main.global_block().op_count() << " ops)";
+  if (a.threads > 1) std::cout << " on " << a.threads << " device threads (printed: thread 0)";
+  std::cout << " in " << timing << std::endl;
 }
 
 const CommandRegistrar registrar([](CLI::App& app) {
@@ -91,9 +155,9 @@ const CommandRegistrar registrar([](CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Run a startup program once and a main program for K steps, printing fetched values");
   cmd->add_option("--startup", args->startup, "Startup program (protobuf or JSON)")
-      ->required()->check(CLI::ExistingFile);
+      ->required();
   cmd->add_option("--main", args->main, "Main program (protobuf or JSON)")
-      ->required()->check(CLI::ExistingFile);
+      ->required();
   cmd->add_option("--steps", args->steps, "Steps of the main program")->capture_default_str();
   cmd->add_option("--batch", args->batch, "Batch size: replaces -1 dims of synthetic inputs")
       ->capture_default_str();
@@ -108,9 +172,16 @@ const CommandRegistrar registrar([](CLI::App& app) {
                 "Add the rank to the seed, so that workers initialise differently");
   cmd->add_option("--device", args->device, "cpu or gpu")
       ->check(CLI::IsMember({"cpu", "gpu"}))->capture_default_str();
-  cmd->add_option("--rank", args->rank, "This worker's rank (varies its synthetic data)")
+  cmd->add_option("--rank", args->rank,
+                  "This process's rank (default: from the launcher's variables); replaces {rank} "
+                  "in --startup and --main and varies the synthetic data");
+  cmd->add_option("--world-size", args->world_size,
+                  "Number of processes (default: from the launcher's variables)");
+  cmd->add_option("--threads", args->threads,
+                  "Device threads in this process (single-process multi-device programs)")
       ->capture_default_str();
-  cmd->add_option("--world-size", args->world_size, "Number of workers")->capture_default_str();
+  cmd->add_option("--timeout", args->timeout_s,
+                  "Seconds to wait for a peer (default: CTP_COMM_TIMEOUT, else 300)");
   cmd->callback([args] { run(*args); });
 });
 

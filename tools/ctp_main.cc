@@ -17,7 +17,14 @@ int main(int argc, char** argv) {
   using namespace ctp::cli;
   CLI::App app{"ctp: the collective transpiler. Rewrites static training programs for "
                "data-parallel training and runs them on Gloo (CPU) or NCCL (GPU)."};
-  app.set_version_flag("--version", std::string("ctp ") + CTP_VERSION);
+  app.set_version_flag("--version", std::string("ctp ") + CTP_VERSION + " (backends: cpu-threads" +
+#ifdef CTP_HAVE_GLOO
+                                        ", gloo" +
+#endif
+#ifdef CTP_HAVE_CUDA
+                                        ", nccl" +
+#endif
+                                        ")");
   app.require_subcommand(1);
   for (const CommandSetup& setup : command_setups()) setup(app);
   try {

@@ -1,5 +1,6 @@
 #include "transpilers/multi_thread.h"
 
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -83,15 +84,21 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
     if (!is_optimizer_at(site) || (it->type != "adam" && it->type != "lamb")) continue;
     const std::string param_name = first_input(site, "Param");
     std::vector<Slot> inputs;
+    inputs.reserve(std::size(kInputs) + 1);
     for (const char* slot : kInputs)
       inputs.push_back({slot, {require_var(site, first_input(site, slot), slot).name}});
     std::vector<Slot> outputs;
+    outputs.reserve(std::size(kOutputs));
     for (const char* slot : kOutputs)
       outputs.push_back({slot, {require_var(site, first_output(site, slot), slot).name}});
     std::vector<NamedAttribute> attrs;
+    attrs.reserve(std::size(kAttrs) + 1);
     for (const char* attr : kAttrs) attrs.push_back({attr, require_attr(site, attr)});
+    // The copies get no op_role from the reference, hence Paddle's default, last.
+    attrs.push_back({kOpRoleAttr, Attribute(op_role::kForward)});
     const std::vector<int64_t> param_shape = require_var(site, param_name, "Param").shape;
     std::vector<std::string> pieces;
+    pieces.reserve(static_cast<std::size_t>(allgather_ranks));
     for (int i = 0; i < allgather_ranks; ++i)
       pieces.push_back(create_var(block,
                                   VarRequest{.name = param_name + "_" + std::to_string(i),
@@ -108,7 +115,7 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
     inputs.push_back({"Grad", {}});
     for (const std::string& piece : pieces) {
       inputs.back().args = {piece};
-      block.insert_op(it, make_op(it->type, inputs, outputs, attrs));
+      block.insert_op(it, Op(it->type, inputs, outputs, attrs));
     }
     block.erase_op(it);
     it = split;  // the walk goes on before the ops it inserted

@@ -119,7 +119,15 @@ Op make_op(std::string type, std::vector<Slot> inputs, std::vector<Slot> outputs
 
 Op make_in_place_op(std::string type, const std::string& var,
                     std::vector<NamedAttribute> attrs) {
-  return make_op(std::move(type), {{"X", {var}}}, {{"Out", {var}}}, std::move(attrs));
+  // Built in place rather than from initializer lists (whose elements can only
+  // be copied): these ops are most of what a rewrite allocates.
+  Op op;
+  op.type = std::move(type);
+  op.inputs.push_back(Slot{"X", std::vector<std::string>(1, var)});
+  op.outputs.push_back(Slot{"Out", std::vector<std::string>(1, var)});
+  op.attrs = std::move(attrs);
+  if (!op.has_attr(kOpRoleAttr)) op.set_attr(kOpRoleAttr, Attribute(op_role::kForward));
+  return op;
 }
 
 Block::OpHandle find_first_optimizer_op(Block& block, std::string_view pass) {

@@ -219,8 +219,13 @@ class GlooCommunicator final : public Communicator {
         lost = others(client_->lost_peers());
         departed = others(client_->departed_peers());
       } catch (const std::exception&) {
-        return "rank 0, which hosts this ring's rendezvous store at " +
-               setup_.store.endpoint.to_string() + ", is gone (it died or exited)";
+        // The store's host is gone; its last words may still say who died
+        // first (rank 0 often exits right after noticing a dead peer).
+        std::string gone = "rank 0, which hosts this ring's rendezvous store at " +
+                           setup_.store.endpoint.to_string() + ", is gone (it died or exited)";
+        auto seen = others(client_->seen_losses(std::chrono::milliseconds(500)));
+        if (!seen.empty()) return list(seen) + " died, and since then " + gone;
+        return gone;
       }
       if (!lost.empty()) return list(lost) + (lost.size() == 1 ? " died" : " died (in this order)");
       if (net::Clock::now() >= deadline) break;
@@ -254,6 +259,7 @@ std::unique_ptr<Communicator> connect_gloo_ring(const GlooRingSetup& setup) {
   std::shared_ptr<StoreClient> client;
   try {
     client = std::make_shared<StoreClient>(setup.store, setup.rank, label, setup.options.timeout);
+    client->watch_losses();
   } catch (const std::exception& e) {
     throw Error(where + e.what());
   }

@@ -1,7 +1,8 @@
-// Optimizer updates as Paddle computes them: sgd, momentum and adam. Each
+// Optimizer updates as Paddle computes them: sgd, momentum, adam and lamb. Each
 // writes its outputs in place when they are the same vars as the inputs (the
 // usual case: ParamOut is Param).
 #include <cmath>
+#include <vector>
 
 #include "ops/cpu/cpu_kernel_util.h"
 
@@ -141,8 +142,69 @@ void adam(KernelContext& ctx) {
     write_scalar(ctx, "Beta2PowOut", beta2_pow_in, advance ? beta2_pow * beta2 : beta2_pow);
 }
 
+// Paddle's lamb: Adam's bias-corrected direction plus weight decay,
+//   r = (m1 / (1 - beta1_pow)) / (sqrt(m2 / (1 - beta2_pow)) + epsilon) + weight_decay * p
+// applied with the layer's trust ratio ||p|| / ||r|| (1 when either norm is
+// 0, and when weight_decay is 0 unless always_adapt):  p -= lr * ratio * r.
+void lamb(KernelContext& ctx) {
+  const Tensor param = ctx.input("Param");
+  const Tensor& grad = ctx.input("Grad");
+  const Tensor m1 = ctx.input("Moment1");
+  const Tensor m2 = ctx.input("Moment2");
+  const Tensor beta1_pow_in = ctx.input("Beta1Pow");
+  const Tensor beta2_pow_in = ctx.input("Beta2Pow");
+  check_same_shape(ctx, param, grad, "Grad");
+  check_same_shape(ctx, param, m1, "Moment1");
+  check_same_shape(ctx, param, m2, "Moment2");
+  const double beta1 = ctx.attr_float("beta1", 0.9), beta2 = ctx.attr_float("beta2", 0.999);
+  const double epsilon = ctx.attr_float("epsilon", 1e-6);
+  const double weight_decay = ctx.attr_float("weight_decay", 0.01);
+  const bool adapt = weight_decay > 0 || ctx.attr_bool("always_adapt", false);
+  const double beta1_pow = scalar_value(beta1_pow_in), beta2_pow = scalar_value(beta2_pow_in);
+  const double lr = scalar_value(ctx.input("LearningRate"));
+  const bool skip = ctx.has_input("SkipUpdate") && scalar_value(ctx.input("SkipUpdate")) != 0.0;
+  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
+    const T* p = param.data<T>();
+    const T* g = grad.data<T>();
+    const T* a = m1.data<T>();
+    const T* b = m2.data<T>();
+    const int64_t n = param.numel();
+    std::vector<T> direction(static_cast<std::size_t>(n));
+    std::vector<T> a_new(direction.size()), b_new(direction.size());
+    const T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
+    double p_norm = 0, r_norm = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      a_new[i] = b1 * a[i] + (T(1) - b1) * g[i];
+      b_new[i] = b2 * b[i] + (T(1) - b2) * g[i] * g[i];
+      const T m_hat = a_new[i] / static_cast<T>(1.0 - beta1_pow);
+      const T v_hat = b_new[i] / static_cast<T>(1.0 - beta2_pow);
+      direction[i] = m_hat / (std::sqrt(v_hat) + static_cast<T>(epsilon)) +
+                     static_cast<T>(weight_decay) * p[i];
+      p_norm += static_cast<double>(p[i]) * p[i];
+      r_norm += static_cast<double>(direction[i]) * direction[i];
+    }
+    p_norm = std::sqrt(p_norm);
+    r_norm = std::sqrt(r_norm);
+    const double ratio = adapt && p_norm > 0 && r_norm > 0 ? p_norm / r_norm : 1.0;
+    const T step = static_cast<T>(lr * ratio);
+    T* p_out = output_like<T>(ctx, "ParamOut", param);
+    T* a_out = output_like<T>(ctx, "Moment1Out", m1);
+    T* b_out = output_like<T>(ctx, "Moment2Out", m2);
+    for (int64_t i = 0; i < n; ++i) {
+      a_out[i] = skip ? a[i] : a_new[i];
+      b_out[i] = skip ? b[i] : b_new[i];
+      p_out[i] = skip ? p[i] : p[i] - step * direction[i];
+    }
+  });
+  if (ctx.has_output("Beta1PowOut"))
+    write_scalar(ctx, "Beta1PowOut", beta1_pow_in, skip ? beta1_pow : beta1_pow * beta1);
+  if (ctx.has_output("Beta2PowOut"))
+    write_scalar(ctx, "Beta2PowOut", beta2_pow_in, skip ? beta2_pow : beta2_pow * beta2);
+}
+
 }  // namespace
 
+CTP_REGISTER_KERNEL(lamb, CPU, lamb);
 CTP_REGISTER_KERNEL(sgd, CPU, sgd);
 CTP_REGISTER_KERNEL(momentum, CPU, momentum);
 CTP_REGISTER_KERNEL(adam, CPU, adam);

@@ -82,7 +82,7 @@ class Model:
 
     def __init__(self, layers=2, optimizer="sgd", dtype="FP32", fp16_layers=(),
                  embedding=None, shared=False, dup_role_var=False, beta_pow_scale=False,
-                 no_params=False, hidden=32):
+                 no_params=False, hidden=32, main_edit=None):
         self.layers = 0 if no_params else layers
         self.optimizer = optimizer
         self.dtype = dtype
@@ -93,6 +93,7 @@ class Model:
         self.beta_pow_scale = beta_pow_scale
         self.no_params = no_params
         self.hidden = hidden
+        self.main_edit = main_edit  # a function that breaks the main program (error cases)
 
     def layer_dtype(self, i):
         return "FP16" if i in self.fp16_layers else self.dtype
@@ -140,6 +141,12 @@ class Model:
         return w.program()
 
     def main(self):
+        program = self.build_main()
+        if self.main_edit:
+            self.main_edit(program["blocks"][0])
+        return program
+
+    def build_main(self):
         w = ProgramWriter()
         h = self.hidden
         w.var("x", [-1, h], self.dtype, stop_gradient=True, need_check_feed=True)
@@ -317,6 +324,29 @@ def dump_program(program, f):
     f.write("]}]}\n")
 
 
+def drop_var(name):
+    def edit(block):
+        block["vars"] = [v for v in block["vars"] if v["name"] != name]
+    return edit
+
+
+def odd_role_var(block):
+    for op in block["ops"]:
+        if op["type"] == "mul_grad" and "op_role_var" in op["attrs"]:
+            op["attrs"]["op_role_var"]["value"] = op["attrs"]["op_role_var"]["value"][:1]
+            return
+
+
+def drop_optimizer_ops(block):
+    block["ops"] = [op for op in block["ops"] if op["attrs"]["op_role"]["value"] != OPTIMIZE]
+
+
+def declare_var(var):
+    def edit(block):
+        block["vars"].append(var)
+    return edit
+
+
 def endpoints(nranks, hosts):
     """nranks endpoints spread round-robin over `hosts` hosts (hosts == 1: one machine)."""
     out = []
@@ -367,6 +397,8 @@ def define_cases():
          current_endpoint="127.0.0.1:6170", error=("ValueError", "rank must be >= 0"))
     case("grad_allreduce_error_endpoint_not_listed", G, Model(), 2, 0, nrings=2,
          current_endpoint="10.9.9.9:6170", error=("ValueError", "is not in"))
+    case("grad_allreduce_error_undeclared_grad", G, Model(main_edit=drop_var("fc_1.w_0@GRAD")),
+         2, 0, error=("KeyError", "op_role_var grad 'fc_1.w_0@GRAD' is not declared"))
     # LocalSGD
     case("local_sgd_sgd_n2_r0_ring1", L, Model(), 2, 0, nrings=1)
     case("local_sgd_momentum_n4_r2_ring2_multihost", L, Model(optimizer="momentum"), 4, 2,
@@ -380,6 +412,12 @@ def define_cases():
          hosts=4)
     case("local_sgd_error_no_params", L, Model(no_params=True), 2, 1, nrings=2,
          error=("UnboundLocalError", "declares no parameter"))
+    case("local_sgd_error_no_update_op", L, Model(main_edit=drop_optimizer_ops), 2, 1,
+         error=("UnboundLocalError", "has no update op"))
+    case("local_sgd_error_snapshot_redeclared", L,
+         Model(main_edit=declare_var({"name": "fc_1.b_0@SNAPSHOT", "dtype": "FP32", "shape": [3],
+                                      "persistable": True})), 2, 0,
+         error=("ValueError", "already has var 'fc_1.b_0@SNAPSHOT' with shape [3]"))
     case("local_sgd_error_one_endpoint", L, Model(), 1, 0, error=("ValueError", "must be > 1"))
     # SingleProcessMultiThread
     case("spmt_fuse1_one_endpoint_sgd", S, Model(), 1, 0)
@@ -432,6 +470,8 @@ def define_cases():
          trans_mode="all_reduce")
     case("multi_thread_no_params_n2_r0", M, Model(no_params=True), 2, 0,
          trans_mode="fuse_all_reduce")
+    case("multi_thread_error_odd_role_var", M, Model(main_edit=odd_role_var), 2, 0,
+         error=("AssertionError", "odd length 1"))
     case("multi_thread_error_lamb_all_gather", M, Model(optimizer="lamb", layers=1), 2, 0,
          trans_mode="all_gather", selected_gpus="0",
          error=("RuntimeError", "has no attribute 'lazy_mode'"))

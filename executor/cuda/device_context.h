@@ -1,0 +1,87 @@
+// One GPU's execution state for a run: a compute stream on which every
+// kernel of the program is queued in program order, one communication
+// stream per ring on which that ring's collectives run, and the cuBLAS
+// handle bound to the compute stream. Streams are ordered with events
+// (GPU-side waits); the host blocks only where it reads results.
+//
+// The header needs no CUDA toolkit (streams and handles are opaque), so
+// embedders and benchmarks can hold a DeviceContext without CUDA's headers.
+#pragma once
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "executor/tensor.h"
+
+struct CUstream_st;
+struct CUevent_st;
+struct cublasContext;
+
+namespace ctp {
+
+using CudaStream = CUstream_st*;
+using CudaEvent = CUevent_st*;
+
+// The number of CUDA devices this process sees (0 when there is no driver
+// or no device; never throws).
+int cuda_device_count();
+
+class DeviceContext {
+ public:
+  // Creates the compute stream on GPU `device_index`; throws ctp::Error when
+  // that device does not exist.
+  explicit DeviceContext(int device_index);
+  ~DeviceContext();
+  DeviceContext(const DeviceContext&) = delete;
+  DeviceContext& operator=(const DeviceContext&) = delete;
+
+  Device device() const { return Device{DeviceKind::CUDA, index_}; }
+  int index() const { return index_; }
+  // Makes this GPU the calling thread's current device.
+  void make_current() const;
+
+  CudaStream compute_stream() const { return compute_; }
+  // The ring's communication stream, created on first use.
+  CudaStream comm_stream(int ring_id);
+  std::vector<int> comm_rings() const;
+  cublasContext* cublas();
+
+  // GPU-side ordering: `waiter` runs nothing queued after this call until
+  // everything queued on `signaller` before it has finished.
+  void stream_wait(CudaStream waiter, CudaStream signaller);
+  // c_sync_calc_stream: every communication stream waits for the compute stream.
+  void comm_streams_wait_for_compute();
+  // c_sync_comm_stream: the compute stream waits for one ring's stream.
+  void compute_waits_for_comm(int ring_id);
+
+  // Host side: blocks until every stream of this device is idle.
+  void synchronize();
+
+  // Copies a tensor to this GPU, queued on the compute stream.
+  Tensor to_device(const Tensor& tensor);
+  // Copies a tensor of any device to host memory once every stream of this
+  // device is idle (so results of pending collectives are included).
+  Tensor to_host(const Tensor& tensor);
+
+ private:
+  CudaEvent next_event();
+
+  int index_;
+  CudaStream compute_ = nullptr;
+  cublasContext* cublas_ = nullptr;
+  mutable std::mutex mu_;
+  std::map<int, CudaStream> comm_;
+  // Events are recycled round-robin: an event may be re-recorded once every
+  // wait on its previous record has been queued (cudaStreamWaitEvent
+  // captures the record at call time).
+  std::vector<CudaEvent> events_;
+  std::size_t next_event_ = 0;
+};
+
+// Copies `src` into `dst` (same byte count) across any pair of devices,
+// queued on `stream` when either side is a GPU.
+void copy_bytes(const Tensor& src, Tensor& dst, CudaStream stream);
+
+}  // namespace ctp

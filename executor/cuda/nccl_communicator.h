@@ -1,0 +1,120 @@
+// A ring on NCCL: one communicator per ring id and GPU, bound to that GPU's
+// DeviceContext. Collectives are queued on a stream (the ring's
+// communication stream, or the compute stream for use_calc_stream) and the
+// host never waits for them, except in wait()/synchronize_device().
+//
+// Communicators are created non-blocking, so creation cannot hang, and no
+// wait can hang either: every host wait polls NCCL's asynchronous error state
+// and ends after CommOptions::timeout by aborting the communicator
+// (ncclCommAbort) and throwing a ctp::Error that names the rank, the ring and
+// the operation.
+//
+// A non-blocking communicator launches each collective from a thread that
+// NCCL starts for the call (tens of microseconds per call, measured in
+// bench/RESULTS.md). With NcclRingSetup::blocking_unique_id, the non-blocking
+// ring only proves that every rank is up, and a blocking ring made from that
+// second id carries the collectives, launched inline.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "executor/communicator.h"
+#include "executor/cuda/device_context.h"
+
+struct ncclComm;
+
+namespace ctp {
+
+// The bytes of a fresh ncclUniqueId (ncclGetUniqueId), for c_gen_nccl_id.
+std::string make_nccl_unique_id();
+
+struct NcclRingSetup {
+  std::string unique_id;  // the bytes of make_nccl_unique_id()
+  int rank = 0;
+  int size = 1;
+  int ring_id = 0;
+  // Optional: a second id (every rank passes the same) for the blocking ring
+  // that carries the collectives once the first, non-blocking one is up.
+  std::string blocking_unique_id;
+  DeviceContext* device = nullptr;  // must outlive the communicator
+  CommOptions options;
+};
+
+class NcclCommunicator final : public Communicator {
+ public:
+  // Joins the ring (ncclCommInitRankConfig); every rank calls this with the
+  // same unique id. Throws ctp::Error on a bad id, an NCCL error, or when the
+  // other ranks do not join within the timeout.
+  static std::unique_ptr<NcclCommunicator> connect(const NcclRingSetup& setup);
+  // Several rings of one process at once, one GPU each (ncclCommInitAll's
+  // grouped equivalent): `devices[i]` becomes rank i of the ring.
+  static std::vector<std::unique_ptr<NcclCommunicator>> connect_all(
+      const std::vector<DeviceContext*>& devices, int ring_id, const CommOptions& options);
+  ~NcclCommunicator() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int ring_id() const override { return ring_id_; }
+  std::string backend() const override { return "nccl"; }
+  DeviceContext& device_context() const { return *device_; }
+
+  // The Communicator interface: queued on the ring's stream after the work
+  // already queued on the compute stream, and the compute stream waits for
+  // the result, so later kernels see it (stream order, no host wait).
+  void all_reduce(Tensor& tensor, ReduceOp op) override;
+  void all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op) override;
+  void broadcast(Tensor& tensor, int root) override;
+  void all_gather(const Tensor& in, Tensor& out) override;
+  // Host-blocking: returns once every rank has reached it.
+  void barrier() override;
+  void abort(const std::string& reason) override;
+
+  // The kernels' forms: queued on `stream`, nothing else ordered. Out may be
+  // In (in place). Tensors must be on this communicator's GPU.
+  void all_reduce(const Tensor& in, Tensor& out, ReduceOp op, CudaStream stream);
+  // One fused call when the tensors lie back to back in one buffer
+  // (coalesce_tensor's views); else one NCCL group of calls, still no copies.
+  void all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op, CudaStream stream);
+  void broadcast(const Tensor& in, Tensor& out, int root, CudaStream stream);
+  void all_gather(const Tensor& in, Tensor& out, CudaStream stream);
+
+  // Blocks the host until `stream` is idle, polling for asynchronous NCCL
+  // errors; aborts and throws on one, or after the timeout.
+  void wait(CudaStream stream, std::string_view what);
+  // Throws if NCCL has reported an asynchronous error (non-blocking check).
+  void check_async_error(std::string_view what);
+  bool aborted() const { return aborted_.load(); }
+
+ private:
+  NcclCommunicator(ncclComm* comm, int rank, int size, int ring_id, DeviceContext* device,
+                   CommOptions options);
+  // Waits out ncclInProgress after a call on a non-blocking communicator.
+  void finish_call(int result, std::string_view what);
+  void check_tensor(const Tensor& t, std::string_view what) const;
+  void ensure_usable(std::string_view what) const;
+
+  ncclComm* comm_;
+  int rank_, size_, ring_id_;
+  DeviceContext* device_;
+  int device_index_;
+  CommOptions options_;
+  // Serializes NCCL calls on comm_ between the owner thread and abort(),
+  // which another thread calls when a peer thread has failed.
+  std::mutex call_mu_;
+  std::atomic<bool> aborted_{false};
+  std::string abort_reason_;
+};
+
+// The NCCL communicator of the op's ring, or a ctp::Error when that ring is
+// not an NCCL ring (for instance a CPU ring in a GPU run).
+NcclCommunicator& as_nccl(Communicator& comm, std::string_view where);
+
+// Blocks until every stream of `device` is idle, polling every NCCL ring of
+// `comms` (may be null) for asynchronous errors, within comms' timeout.
+void synchronize_device(DeviceContext& device, CommunicatorManager* comms);
+
+}  // namespace ctp

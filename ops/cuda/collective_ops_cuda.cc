@@ -1,0 +1,135 @@
+// CUDA kernels of the collectives the transpilers insert. Each queues its
+// NCCL call on the ring's communication stream (or the compute stream when
+// use_calc_stream is set) and returns at once: the host never waits.
+//
+// Ordering follows the reference's stream model. A collective on a ring
+// stream first waits (GPU-side) for the work already queued on the compute
+// stream, so it reads its input after the op that produced it even where a
+// program lacks c_sync_calc_stream; backward ops queued later overlap with
+// it. Compute reads the result only after c_sync_comm_stream for that ring,
+// as the transpilers insert before the optimizer and after the startup
+// broadcasts.
+#include "executor/cuda/nccl_communicator.h"
+#include "ops/cpu/collective_common.h"
+#include "ops/cuda/cuda_kernel_util.h"
+
+namespace ctp {
+namespace {
+
+using collective::int_attr;
+
+struct Placement {
+  NcclCommunicator* comm;
+  CudaStream stream;
+};
+
+// The ring and the stream the op runs on, ordered after the compute stream.
+Placement place(KernelContext& ctx) {
+  NcclCommunicator& comm = as_nccl(collective::ring(ctx), ctx.where());
+  DeviceContext& dc = cuda::device_context(ctx);
+  if (ctx.attr_bool("use_calc_stream", false)) return {&comm, dc.compute_stream()};
+  CudaStream stream = dc.comm_stream(comm.ring_id());
+  dc.stream_wait(stream, dc.compute_stream());
+  return {&comm, stream};
+}
+
+std::string arg(KernelContext& ctx, std::string_view slot, std::size_t i = 0) {
+  return "'" + ctx.input_names(slot).at(i) + "'";
+}
+
+// Out of an op whose output has X's dtype and shape: X itself when the op
+// works in place (no Out, or Out names X's var).
+Tensor& out_for(KernelContext& ctx, Tensor& x, std::size_t i = 0) {
+  const auto& outs = ctx.output_names("Out");
+  if (outs.empty() || outs.at(i) == ctx.input_names("X").at(i)) return x;
+  return cuda::device_output(ctx, "Out", i, x.dtype(), x.shape());
+}
+
+template <ReduceOp Op>
+void c_allreduce(KernelContext& ctx) {
+  Placement p = place(ctx);
+  Tensor& x = cuda::device_input(ctx, "X");
+  Tensor& out = out_for(ctx, x);
+  try {
+    p.comm->all_reduce(x, out, Op, p.stream);
+  } catch (const Error& e) {
+    throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
+  }
+}
+
+void c_broadcast(KernelContext& ctx) {
+  Placement p = place(ctx);
+  Tensor& x = cuda::device_input(ctx, "X");
+  Tensor& out = out_for(ctx, x);
+  try {
+    p.comm->broadcast(x, out, static_cast<int>(int_attr(ctx, "root", 0)), p.stream);
+  } catch (const Error& e) {
+    throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
+  }
+}
+
+// Several gradients in one fused call: one NCCL call when they are
+// coalesce_tensor's back-to-back views, otherwise one NCCL group.
+void c_allreduce_xsum(KernelContext& ctx) {
+  Placement p = place(ctx);
+  std::vector<Tensor*> tensors;
+  for (std::size_t i = 0; i < ctx.input_names("X").size(); ++i) {
+    Tensor& x = cuda::device_input(ctx, "X", i);
+    Tensor& out = out_for(ctx, x, i);
+    if (&out != &x) {
+      // Out differs from X: copy first, then reduce Out in place.
+      copy_bytes(x, out, p.stream);
+    }
+    tensors.push_back(&out);
+  }
+  try {
+    p.comm->all_reduce_many(tensors, ReduceOp::Sum, p.stream);
+  } catch (const Error& e) {
+    throw Error(ctx.where() + std::to_string(tensors.size()) + " tensors from X=" +
+                arg(ctx, "X") + ": " + e.what());
+  }
+}
+
+void c_allgather(KernelContext& ctx) {
+  Placement p = place(ctx);
+  Tensor& x = cuda::device_input(ctx, "X");
+  int64_t nranks = int_attr(ctx, "nranks", p.comm->size());
+  if (nranks != p.comm->size())
+    throw Error(ctx.where() + "attribute nranks=" + std::to_string(nranks) + " but ring " +
+                std::to_string(p.comm->ring_id()) + " has " + std::to_string(p.comm->size()) +
+                " ranks");
+  std::vector<int64_t> shape = x.shape();
+  if (shape.empty()) shape.push_back(1);
+  shape[0] *= nranks;
+  Tensor input = x;  // keeps X's buffer alive if Out replaces X's tensor
+  Tensor& out = cuda::device_output(ctx, "Out", 0, x.dtype(), shape);
+  try {
+    p.comm->all_gather(input, out, p.stream);
+  } catch (const Error& e) {
+    throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
+  }
+}
+
+// GPU-side waits only: the host queues an event wait and moves on.
+void c_sync_calc_stream(KernelContext& ctx) {
+  cuda::device_context(ctx).comm_streams_wait_for_compute();
+}
+
+void c_sync_comm_stream(KernelContext& ctx) {
+  DeviceContext& dc = cuda::device_context(ctx);
+  dc.compute_waits_for_comm(static_cast<int>(int_attr(ctx, "ring_id", 0)));
+}
+
+}  // namespace
+
+CTP_REGISTER_KERNEL(c_broadcast, CUDA, c_broadcast);
+CTP_REGISTER_KERNEL(c_allreduce_sum, CUDA, c_allreduce<ReduceOp::Sum>);
+CTP_REGISTER_KERNEL(c_allreduce_max, CUDA, c_allreduce<ReduceOp::Max>);
+CTP_REGISTER_KERNEL(c_allreduce_min, CUDA, c_allreduce<ReduceOp::Min>);
+CTP_REGISTER_KERNEL(c_allreduce_prod, CUDA, c_allreduce<ReduceOp::Prod>);
+CTP_REGISTER_KERNEL(c_allreduce_xsum, CUDA, c_allreduce_xsum);
+CTP_REGISTER_KERNEL(c_allgather, CUDA, c_allgather);
+CTP_REGISTER_KERNEL(c_sync_calc_stream, CUDA, c_sync_calc_stream);
+CTP_REGISTER_KERNEL(c_sync_comm_stream, CUDA, c_sync_comm_stream);
+
+}  // namespace ctp

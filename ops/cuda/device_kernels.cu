@@ -1,0 +1,425 @@
+// The CUDA compute kernels behind ops/cuda/*_kernels.cc. Arithmetic follows
+// the CPU kernels operation for operation, with products rounded before
+// they are added (__fmul_rn / __dmul_rn: no fused multiply-add), and sums
+// taken in the CPU kernels' order where a thread owns the whole sum, so GPU
+// results match the CPU's closely (bit for bit in the element-wise ops).
+#include <cuda_runtime.h>
+
+#include <cmath>
+
+#include "ops/cuda/device_kernels.h"
+
+namespace ctp::cuda::launch {
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+unsigned grid_for(int64_t n) {
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  if (blocks < 1) blocks = 1;
+  if (blocks > 65535LL * 16) blocks = 65535LL * 16;
+  return static_cast<unsigned>(blocks);
+}
+
+__device__ inline int64_t first_index() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t grid_stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+
+__device__ inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
+
+__device__ inline double load(Scalar s) {
+  return s.fp64 ? *static_cast<const double*>(s.data)
+                : static_cast<double>(*static_cast<const float*>(s.data));
+}
+
+template <typename T>
+__global__ void fill_kernel(T* out, int64_t n, T value) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = value;
+}
+
+template <typename T>
+__device__ inline T apply(Binary op, T a, T b) {
+  switch (op) {
+    case Binary::Add: return add_rn(a, b);
+    case Binary::Sub: return add_rn(a, -b);
+    default: return mul_rn(a, b);
+  }
+}
+
+template <typename T>
+__global__ void binary_kernel(Binary op, const T* x, const T* y, T* out, BroadcastIndex index,
+                              int64_t n) {
+  for (int64_t o = first_index(); o < n; o += grid_stride()) {
+    int64_t rest = o, xo = 0, yo = 0;
+    for (int d = index.rank - 1; d >= 0; --d) {
+      const int64_t c = rest % index.out_shape[d];
+      rest /= index.out_shape[d];
+      xo += c * index.x_strides[d];
+      yo += c * index.y_strides[d];
+    }
+    out[o] = apply(op, x[xo], y[yo]);
+  }
+}
+
+template <typename T>
+__global__ void binary_grad_kernel(Binary op, bool for_y, const T* dout, const T* other, T* d,
+                                   int64_t n_d, BroadcastIndex index) {
+  const int64_t* own = for_y ? index.y_strides : index.x_strides;
+  const int64_t* theirs = for_y ? index.x_strides : index.y_strides;
+  int64_t out_stride[kMaxDims];
+  int64_t reduced_count = 1;
+  {
+    int64_t s = 1;
+    for (int k = index.rank - 1; k >= 0; --k) {
+      out_stride[k] = s;
+      s *= index.out_shape[k];
+      if (own[k] == 0 && index.out_shape[k] > 1) reduced_count *= index.out_shape[k];
+    }
+  }
+  for (int64_t t = first_index(); t < n_d; t += grid_stride()) {
+    int64_t coord[kMaxDims];
+    int64_t rest = t;
+    for (int k = index.rank - 1; k >= 0; --k) {
+      const bool kept = !(own[k] == 0 && index.out_shape[k] > 1);
+      const int64_t extent = kept && own[k] != 0 ? index.out_shape[k] : 1;
+      coord[k] = rest % extent;
+      rest /= extent;
+    }
+    T acc = 0;
+    for (int64_t r = 0; r < reduced_count; ++r) {
+      int64_t rr = r;
+      for (int k = index.rank - 1; k >= 0; --k)
+        if (own[k] == 0 && index.out_shape[k] > 1) {
+          coord[k] = rr % index.out_shape[k];
+          rr /= index.out_shape[k];
+        }
+      int64_t o = 0, j = 0;
+      for (int k = 0; k < index.rank; ++k) {
+        o += coord[k] * out_stride[k];
+        j += coord[k] * theirs[k];
+      }
+      const T term = op == Binary::Mul ? mul_rn(dout[o], other[j]) : dout[o];
+      acc = add_rn(acc, term);
+    }
+    d[t] = (op == Binary::Sub && for_y) ? -acc : acc;
+  }
+}
+
+template <typename T>
+__global__ void broadcast_scale_kernel(const T* src, T* out, T factor, BroadcastIndex index,
+                                       int64_t n) {
+  for (int64_t o = first_index(); o < n; o += grid_stride()) {
+    int64_t rest = o, j = 0;
+    for (int d = index.rank - 1; d >= 0; --d) {
+      j += (rest % index.out_shape[d]) * index.x_strides[d];
+      rest /= index.out_shape[d];
+    }
+    out[o] = mul_rn(src[j], factor);
+  }
+}
+
+template <typename T>
+__global__ void relu_kernel(const T* x, T* out, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = x[i] > T(0) ? x[i] : T(0);
+}
+
+template <typename T>
+__global__ void relu_grad_kernel(const T* g, const T* gate, T* d, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) d[i] = gate[i] > T(0) ? g[i] : T(0);
+}
+
+template <typename T>
+__global__ void scale_kernel(const T* x, T* out, int64_t n, T s, T b, bool bias_after_scale) {
+  for (int64_t i = first_index(); i < n; i += grid_stride())
+    out[i] = bias_after_scale ? add_rn(mul_rn(s, x[i]), b) : mul_rn(s, add_rn(x[i], b));
+}
+
+constexpr int kMaxSumInputs = 64;
+template <typename T>
+struct SumInputs {
+  const T* p[kMaxSumInputs];
+};
+
+template <typename T>
+__global__ void sum_kernel(SumInputs<T> in, int count, T* out, int64_t n) {
+  for (int64_t e = first_index(); e < n; e += grid_stride()) {
+    T acc = 0;
+    for (int k = 0; k < count; ++k) acc = add_rn(acc, in.p[k][e]);
+    out[e] = acc;
+  }
+}
+
+__device__ inline int64_t label_at(const void* label, bool label64, int64_t row) {
+  return label64 ? static_cast<const int64_t*>(label)[row]
+                 : static_cast<int64_t>(static_cast<const int32_t*>(label)[row]);
+}
+
+template <typename T>
+__global__ void softmax_xent_kernel(const T* x, const void* label, bool label64, bool soft,
+                                    bool use_softmax, int64_t ignore_index, T* sm, T* loss,
+                                    int64_t outer, int64_t classes, int64_t inner) {
+  const int64_t rows = outer * inner;
+  for (int64_t row = first_index(); row < rows; row += grid_stride()) {
+    const int64_t o = row / inner, i = row % inner;
+    const int64_t base = o * classes * inner + i;
+    T max_value = x[base];
+    T log_sum = 0;
+    if (use_softmax) {
+      for (int64_t c = 1; c < classes; ++c) max_value = max(max_value, x[base + c * inner]);
+      T total = 0;
+      for (int64_t c = 0; c < classes; ++c) total += exp(x[base + c * inner] - max_value);
+      log_sum = log(total);
+    }
+    T row_loss = 0;
+    const int64_t hard = soft ? 0 : label_at(label, label64, row);
+    for (int64_t c = 0; c < classes; ++c) {
+      const int64_t at = base + c * inner;
+      const T log_p = use_softmax ? x[at] - max_value - log_sum : log(x[at]);
+      sm[at] = use_softmax ? exp(log_p) : x[at];
+      if (soft) row_loss -= static_cast<const T*>(label)[at] * log_p;
+      else if (c == hard) row_loss = -log_p;
+    }
+    if (!soft && (hard < 0 || hard >= classes))
+      row_loss = hard == ignore_index ? T(0) : T(NAN);  // host validation reports these
+    loss[row] = row_loss;
+  }
+}
+
+template <typename T>
+__global__ void softmax_xent_grad_kernel(const T* sm, const void* label, bool label64, bool soft,
+                                         bool use_softmax, int64_t ignore_index, const T* g, T* d,
+                                         int64_t outer, int64_t classes, int64_t inner) {
+  const int64_t n = outer * classes * inner;
+  for (int64_t at = first_index(); at < n; at += grid_stride()) {
+    const int64_t i = at % inner;
+    const int64_t c = (at / inner) % classes;
+    const int64_t o = at / (inner * classes);
+    const int64_t row = o * inner + i;
+    T target;
+    if (soft) {
+      target = static_cast<const T*>(label)[at];
+    } else {
+      const int64_t hard = label_at(label, label64, row);
+      if (hard == ignore_index || hard < 0 || hard >= classes) {
+        d[at] = 0;
+        continue;
+      }
+      target = T(c == hard ? 1 : 0);
+    }
+    if (use_softmax) d[at] = mul_rn(sm[at] - target, g[row]);
+    else d[at] = target == T(0) ? T(0) : mul_rn(-target / sm[at], g[row]);
+  }
+}
+
+constexpr unsigned kReduceThreads = 1024;
+
+template <typename T>
+__global__ void mean_kernel(const T* x, T* out, int64_t n) {
+  __shared__ T partial[kReduceThreads];
+  T acc = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) acc += x[i];
+  partial[threadIdx.x] = acc;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[0] = n ? partial[0] / static_cast<T>(n) : T(0);
+}
+
+template <typename T>
+__global__ void mean_grad_kernel(const T* dout, T* dx, int64_t n) {
+  const T value = dout[0] / static_cast<T>(n ? n : 1);
+  for (int64_t i = first_index(); i < n; i += grid_stride()) dx[i] = value;
+}
+
+template <typename T>
+__global__ void sgd_kernel(const T* p, const T* g, Scalar lr, T* out, int64_t n) {
+  const T rate = static_cast<T>(load(lr));
+  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = p[i] - mul_rn(rate, g[i]);
+}
+
+template <typename T>
+__global__ void momentum_kernel(const T* p, const T* g, const T* v, Scalar lr, T mu, bool nesterov,
+                                T l2, T rescale, T* p_out, T* v_out, int64_t n) {
+  const T rate = static_cast<T>(load(lr));
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const T gi = add_rn(mul_rn(g[i], rescale), mul_rn(l2, p[i]));
+    const T vi = add_rn(mul_rn(v[i], mu), gi);
+    v_out[i] = vi;
+    p_out[i] = nesterov ? p[i] - mul_rn(add_rn(gi, mul_rn(vi, mu)), rate) : p[i] - mul_rn(rate, vi);
+  }
+}
+
+template <typename T>
+__global__ void adam_kernel(const T* p, const T* g, const T* a, const T* b, Scalar lr,
+                            Scalar beta1_pow, Scalar beta2_pow, T b1, T b2, double epsilon,
+                            T* p_out, T* a_out, T* b_out, int64_t n) {
+  const double b1p = load(beta1_pow), b2p = load(beta2_pow);
+  const T lr_t = static_cast<T>(load(lr) * sqrt(1.0 - b2p) / (1.0 - b1p));
+  const T eps_t = static_cast<T>(epsilon * sqrt(1.0 - b2p));
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const T ai = add_rn(mul_rn(b1, a[i]), mul_rn(T(1) - b1, g[i]));
+    const T bi = add_rn(mul_rn(b2, b[i]), mul_rn(mul_rn(T(1) - b2, g[i]), g[i]));
+    a_out[i] = ai;
+    b_out[i] = bi;
+    p_out[i] = p[i] - mul_rn(lr_t, ai / (sqrt(bi) + eps_t));
+  }
+}
+
+__global__ void scalar_times_kernel(Scalar in, double factor, void* out) {
+  const double v = load(in) * factor;
+  if (in.fp64) *static_cast<double*>(out) = v;
+  else *static_cast<float*>(out) = static_cast<float>(v);
+}
+
+}  // namespace
+
+template <typename T>
+void fill(T* out, int64_t n, double value, Stream s) {
+  if (n > 0) fill_kernel<T><<<grid_for(n), kThreads, 0, s>>>(out, n, static_cast<T>(value));
+}
+
+template <typename T>
+void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& index, Stream s) {
+  int64_t n = 1;
+  for (int d = 0; d < index.rank; ++d) n *= index.out_shape[d];
+  if (n > 0) binary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(op, x, y, out, index, n);
+}
+
+template <typename T>
+void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int64_t n_d,
+                 const BroadcastIndex& index, Stream s) {
+  if (n_d > 0)
+    binary_grad_kernel<T><<<grid_for(n_d), kThreads, 0, s>>>(op, for_y, dout, other, d, n_d, index);
+}
+
+template <typename T>
+void broadcast_scale(const T* src, T* out, double factor, const BroadcastIndex& index, Stream s) {
+  int64_t n = 1;
+  for (int d = 0; d < index.rank; ++d) n *= index.out_shape[d];
+  if (n > 0)
+    broadcast_scale_kernel<T><<<grid_for(n), kThreads, 0, s>>>(src, out, static_cast<T>(factor),
+                                                                index, n);
+}
+
+template <typename T>
+void relu(const T* x, T* out, int64_t n, Stream s) {
+  if (n > 0) relu_kernel<T><<<grid_for(n), kThreads, 0, s>>>(x, out, n);
+}
+
+template <typename T>
+void relu_grad(const T* dout, const T* gate, T* d, int64_t n, Stream s) {
+  if (n > 0) relu_grad_kernel<T><<<grid_for(n), kThreads, 0, s>>>(dout, gate, d, n);
+}
+
+template <typename T>
+void scale(const T* x, T* out, int64_t n, double factor, double bias, bool bias_after_scale,
+           Stream s) {
+  if (n > 0)
+    scale_kernel<T><<<grid_for(n), kThreads, 0, s>>>(x, out, n, static_cast<T>(factor),
+                                                      static_cast<T>(bias), bias_after_scale);
+}
+
+template <typename T>
+void sum(const T* const* inputs, int count, T* out, int64_t n, Stream s) {
+  SumInputs<T> in{};
+  for (int k = 0; k < count && k < kMaxSumInputs; ++k) in.p[k] = inputs[k];
+  if (n > 0) sum_kernel<T><<<grid_for(n), kThreads, 0, s>>>(in, count, out, n);
+}
+
+template <typename T>
+void softmax_cross_entropy(const T* logits, const void* label, bool label64, bool soft,
+                           bool use_softmax, int64_t ignore_index, T* softmax, T* loss,
+                           int64_t outer, int64_t classes, int64_t inner, Stream s) {
+  const int64_t rows = outer * inner;
+  if (rows > 0)
+    softmax_xent_kernel<T><<<grid_for(rows), kThreads, 0, s>>>(
+        logits, label, label64, soft, use_softmax, ignore_index, softmax, loss, outer, classes,
+        inner);
+}
+
+template <typename T>
+void softmax_cross_entropy_grad(const T* softmax, const void* label, bool label64, bool soft,
+                                bool use_softmax, int64_t ignore_index, const T* dloss, T* dx,
+                                int64_t outer, int64_t classes, int64_t inner, Stream s) {
+  const int64_t n = outer * classes * inner;
+  if (n > 0)
+    softmax_xent_grad_kernel<T><<<grid_for(n), kThreads, 0, s>>>(
+        softmax, label, label64, soft, use_softmax, ignore_index, dloss, dx, outer, classes, inner);
+}
+
+template <typename T>
+void mean(const T* x, T* out, int64_t n, Stream s) {
+  mean_kernel<T><<<1, kReduceThreads, 0, s>>>(x, out, n);
+}
+
+template <typename T>
+void mean_grad(const T* dout, T* dx, int64_t n, Stream s) {
+  if (n > 0) mean_grad_kernel<T><<<grid_for(n), kThreads, 0, s>>>(dout, dx, n);
+}
+
+template <typename T>
+void sgd(const T* param, const T* grad, Scalar lr, T* param_out, int64_t n, Stream s) {
+  if (n > 0) sgd_kernel<T><<<grid_for(n), kThreads, 0, s>>>(param, grad, lr, param_out, n);
+}
+
+template <typename T>
+void momentum(const T* param, const T* grad, const T* velocity, Scalar lr, double mu,
+              bool nesterov, double l2_decay, double rescale, T* param_out, T* velocity_out,
+              int64_t n, Stream s) {
+  if (n > 0)
+    momentum_kernel<T><<<grid_for(n), kThreads, 0, s>>>(
+        param, grad, velocity, lr, static_cast<T>(mu), nesterov, static_cast<T>(l2_decay),
+        static_cast<T>(rescale), param_out, velocity_out, n);
+}
+
+template <typename T>
+void adam(const T* param, const T* grad, const T* m1, const T* m2, Scalar lr, Scalar beta1_pow,
+          Scalar beta2_pow, double beta1, double beta2, double epsilon, T* param_out, T* m1_out,
+          T* m2_out, int64_t n, Stream s) {
+  if (n > 0)
+    adam_kernel<T><<<grid_for(n), kThreads, 0, s>>>(
+        param, grad, m1, m2, lr, beta1_pow, beta2_pow, static_cast<T>(beta1),
+        static_cast<T>(beta2), epsilon, param_out, m1_out, m2_out, n);
+}
+
+void scalar_times(Scalar in, double factor, void* out, Stream s) {
+  scalar_times_kernel<<<1, 1, 0, s>>>(in, factor, out);
+}
+
+#define CTP_INSTANTIATE_FLOAT_KERNELS(T)                                                        \
+  template void binary<T>(Binary, const T*, const T*, T*, const BroadcastIndex&, Stream);      \
+  template void binary_grad<T>(Binary, bool, const T*, const T*, T*, int64_t,                  \
+                               const BroadcastIndex&, Stream);                                 \
+  template void broadcast_scale<T>(const T*, T*, double, const BroadcastIndex&, Stream);       \
+  template void relu<T>(const T*, T*, int64_t, Stream);                                        \
+  template void relu_grad<T>(const T*, const T*, T*, int64_t, Stream);                         \
+  template void scale<T>(const T*, T*, int64_t, double, double, bool, Stream);                 \
+  template void sum<T>(const T* const*, int, T*, int64_t, Stream);                             \
+  template void softmax_cross_entropy<T>(const T*, const void*, bool, bool, bool, int64_t, T*, \
+                                         T*, int64_t, int64_t, int64_t, Stream);               \
+  template void softmax_cross_entropy_grad<T>(const T*, const void*, bool, bool, bool, int64_t, \
+                                              const T*, T*, int64_t, int64_t, int64_t, Stream); \
+  template void mean<T>(const T*, T*, int64_t, Stream);                                        \
+  template void mean_grad<T>(const T*, T*, int64_t, Stream);                                   \
+  template void sgd<T>(const T*, const T*, Scalar, T*, int64_t, Stream);                       \
+  template void momentum<T>(const T*, const T*, const T*, Scalar, double, bool, double, double, \
+                            T*, T*, int64_t, Stream);                                          \
+  template void adam<T>(const T*, const T*, const T*, const T*, Scalar, Scalar, Scalar, double, \
+                        double, double, T*, T*, T*, int64_t, Stream);
+
+CTP_INSTANTIATE_FLOAT_KERNELS(float)
+CTP_INSTANTIATE_FLOAT_KERNELS(double)
+
+template void fill<float>(float*, int64_t, double, Stream);
+template void fill<double>(double*, int64_t, double, Stream);
+template void fill<int32_t>(int32_t*, int64_t, double, Stream);
+template void fill<int64_t>(int64_t*, int64_t, double, Stream);
+template void fill<uint8_t>(uint8_t*, int64_t, double, Stream);
+
+}  // namespace ctp::cuda::launch

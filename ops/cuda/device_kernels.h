@@ -1,0 +1,78 @@
+// Launchers of the CUDA compute kernels (device_kernels.cu). Plain types
+// only, so the op logic (*.cc, host compiler) and the device code (nvcc)
+// share nothing but this header. T is float or double.
+#pragma once
+#include <cstdint>
+
+struct CUstream_st;
+
+namespace ctp::cuda::launch {
+
+using Stream = CUstream_st*;
+constexpr int kMaxDims = 8;
+
+// Paddle's broadcasting as index maps over the output's dims: element
+// strides of X and Y, 0 where they broadcast.
+struct BroadcastIndex {
+  int rank = 0;
+  int64_t out_shape[kMaxDims] = {};
+  int64_t x_strides[kMaxDims] = {};
+  int64_t y_strides[kMaxDims] = {};
+};
+
+enum class Binary { Add, Sub, Mul };
+
+// A one-element scalar operand read on the GPU (learning rates, beta powers).
+struct Scalar {
+  const void* data = nullptr;
+  bool fp64 = false;
+};
+
+template <typename T> void fill(T* out, int64_t n, double value, Stream s);
+template <typename T>
+void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& index, Stream s);
+// The gradient of X (for_y false) or Y: the sum over the output elements that
+// read each element, in row-major output order (as the CPU kernel sums).
+template <typename T>
+void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int64_t n_d,
+                 const BroadcastIndex& index, Stream s);
+// out[o] = src[j(o)] * factor over index.out_shape, j from index.x_strides
+// (a broadcast copy: reduce_mean_grad).
+template <typename T>
+void broadcast_scale(const T* src, T* out, double factor, const BroadcastIndex& index, Stream s);
+template <typename T> void relu(const T* x, T* out, int64_t n, Stream s);
+template <typename T> void relu_grad(const T* dout, const T* gate, T* d, int64_t n, Stream s);
+template <typename T>
+void scale(const T* x, T* out, int64_t n, double factor, double bias, bool bias_after_scale,
+           Stream s);
+// out = sum of `count` inputs; `out` may be one of them.
+template <typename T> void sum(const T* const* inputs, int count, T* out, int64_t n, Stream s);
+
+// Logits viewed as [outer, classes, inner]; hard labels INT64 (label64) or
+// INT32, soft labels T with the logits' layout.
+template <typename T>
+void softmax_cross_entropy(const T* logits, const void* label, bool label64, bool soft,
+                           bool use_softmax, int64_t ignore_index, T* softmax, T* loss,
+                           int64_t outer, int64_t classes, int64_t inner, Stream s);
+template <typename T>
+void softmax_cross_entropy_grad(const T* softmax, const void* label, bool label64, bool soft,
+                                bool use_softmax, int64_t ignore_index, const T* dloss, T* dx,
+                                int64_t outer, int64_t classes, int64_t inner, Stream s);
+
+template <typename T> void mean(const T* x, T* out, int64_t n, Stream s);
+template <typename T> void mean_grad(const T* dout, T* dx, int64_t n, Stream s);
+
+template <typename T>
+void sgd(const T* param, const T* grad, Scalar lr, T* param_out, int64_t n, Stream s);
+template <typename T>
+void momentum(const T* param, const T* grad, const T* velocity, Scalar lr, double mu,
+              bool nesterov, double l2_decay, double rescale, T* param_out, T* velocity_out,
+              int64_t n, Stream s);
+template <typename T>
+void adam(const T* param, const T* grad, const T* m1, const T* m2, Scalar lr, Scalar beta1_pow,
+          Scalar beta2_pow, double beta1, double beta2, double epsilon, T* param_out, T* m1_out,
+          T* m2_out, int64_t n, Stream s);
+// out = in * factor (one element; in and out may alias).
+void scalar_times(Scalar in, double factor, void* out, Stream s);
+
+}  // namespace ctp::cuda::launch

@@ -1,0 +1,123 @@
+// CUDA kernels of the initializers and copies: fill_constant, uniform_random,
+// gaussian_random, assign, and feed/fetch.
+//
+// The random initializers produce their numbers with the CPU kernel (same
+// engine, same seed derivation) and upload them: they run once, in the
+// startup program, and this keeps a GPU run's initial parameters identical to
+// a CPU run's, which is what lets GPU and CPU training be compared.
+#include <cstring>
+
+#include "executor/cuda/cuda_check.h"
+#include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cuda/cuda_kernel_util.h"
+#include "ops/cuda/device_kernels.h"
+
+namespace ctp::cuda {
+namespace {
+
+// Runs the op's CPU kernel on host copies of its inputs, then moves every
+// output to the GPU (into its existing buffer when the shape is unchanged,
+// so views into it stay valid).
+void run_on_host_and_upload(KernelContext& ctx) {
+  DeviceContext& dc = device_context(ctx);
+  const KernelFn* cpu_kernel = KernelRegistry::global().find(ctx.op().type, DeviceKind::CPU);
+  if (!cpu_kernel) throw Error(ctx.where() + "no CPU kernel to produce the values with");
+  Scope host;
+  for (const Slot& slot : ctx.op().inputs)
+    for (const std::string& name : slot.args)
+      if (const Tensor* t = ctx.scope().find(name); t && t->initialized())
+        host.var(name) = t->device().kind == DeviceKind::CPU ? *t : dc.to_host(*t);
+  KernelContext host_ctx(ctx.op(), ctx.block(), host, ctx.services());
+  (*cpu_kernel)(host_ctx);
+  for (const Slot& slot : ctx.op().outputs)
+    for (const std::string& name : slot.args) {
+      const Tensor& value = host.get(name);
+      Tensor& out = ctx.scope().var(name);
+      out.resize(value.dtype(), value.shape(), dc.device());
+      copy_bytes(value, out, dc.compute_stream());
+    }
+}
+
+void fill_constant(KernelContext& ctx) {
+  const DataType dtype = cpu::dtype_attr(ctx, "dtype", DataType::FP32);
+  const bool simple = !ctx.has_input("ValueTensor") && !ctx.has_input("ShapeTensor") &&
+                      !ctx.has_input("ShapeTensorList") &&
+                      ctx.attr_string("str_value", "").empty();
+  if (!simple || (dtype != DataType::FP32 && dtype != DataType::FP64 &&
+                  dtype != DataType::INT32 && dtype != DataType::INT64)) {
+    run_on_host_and_upload(ctx);
+    return;
+  }
+  std::vector<int64_t> shape = ctx.attr_ints("shape", {});
+  for (int64_t d : shape)
+    if (d < 0)
+      throw Error(ctx.where() + "shape " + cpu::shape_string(shape) +
+                  " has a negative dimension (set the batch size before running)");
+  const double value = ctx.attr_float("value", 0.0);
+  Tensor& out = device_output(ctx, "Out", 0, dtype, shape);
+  launch::Stream s = device_context(ctx).compute_stream();
+  switch (dtype) {
+    case DataType::FP32: launch::fill<float>(out.data<float>(), out.numel(), value, s); break;
+    case DataType::FP64: launch::fill<double>(out.data<double>(), out.numel(), value, s); break;
+    case DataType::INT32: launch::fill<int32_t>(out.data<int32_t>(), out.numel(), value, s); break;
+    default: launch::fill<int64_t>(out.data<int64_t>(), out.numel(), value, s); break;
+  }
+}
+
+void assign(KernelContext& ctx) {
+  const Tensor x = device_input(ctx, "X");
+  if (ctx.output_names("Out").at(0) == ctx.input_names("X").at(0)) return;
+  Tensor& out = device_output(ctx, "Out", 0, x.dtype(), x.shape());
+  if (out.raw_data() == x.raw_data()) return;
+  copy_bytes(x, out, device_context(ctx).compute_stream());
+}
+
+std::size_t column(KernelContext& ctx) {
+  const int64_t col = ctx.attr_int("col", 0);
+  if (col < 0) throw Error(ctx.where() + "col " + std::to_string(col) + " is negative");
+  return static_cast<std::size_t>(col);
+}
+
+FeedFetchLists& lists(KernelContext& ctx) {
+  if (!ctx.services().feed_fetch)
+    throw Error(ctx.where() + "the run has no feed/fetch lists (pass feeds to Executor::run)");
+  return *ctx.services().feed_fetch;
+}
+
+// feed: the fed tensor on the GPU; a tensor fed from the host is copied into
+// the var's device buffer (the same buffer every step).
+void feed(KernelContext& ctx) {
+  const std::size_t col = column(ctx);
+  std::vector<Tensor>& feeds = lists(ctx).feed;
+  if (col >= feeds.size() || !feeds[col].initialized())
+    throw Error(ctx.where() + "nothing was fed at col " + std::to_string(col) + " (for '" +
+                ctx.output_names("Out").at(0) + "'); " + std::to_string(feeds.size()) +
+                " tensor(s) were fed");
+  DeviceContext& dc = device_context(ctx);
+  const Tensor& in = feeds[col];
+  if (in.device() == dc.device()) {
+    ctx.output("Out") = in;
+    return;
+  }
+  Tensor& out = device_output(ctx, "Out", 0, in.dtype(), in.shape());
+  copy_bytes(in, out, dc.compute_stream());
+}
+
+// fetch: a host copy, taken after every stream of the device is idle.
+void fetch(KernelContext& ctx) {
+  const std::size_t col = column(ctx);
+  std::vector<Tensor>& fetched = lists(ctx).fetch;
+  if (fetched.size() <= col) fetched.resize(col + 1);
+  fetched[col] = device_context(ctx).to_host(ctx.input("X"));
+}
+
+}  // namespace
+
+CTP_REGISTER_KERNEL(fill_constant, CUDA, fill_constant);
+CTP_REGISTER_KERNEL(uniform_random, CUDA, run_on_host_and_upload);
+CTP_REGISTER_KERNEL(gaussian_random, CUDA, run_on_host_and_upload);
+CTP_REGISTER_KERNEL(assign, CUDA, assign);
+CTP_REGISTER_KERNEL(feed, CUDA, feed);
+CTP_REGISTER_KERNEL(fetch, CUDA, fetch);
+
+}  // namespace ctp::cuda

@@ -1,0 +1,207 @@
+// CUDA kernels of softmax_with_cross_entropy (+grad) and the optimizers sgd,
+// momentum and adam, with the CPU kernels' checks and formulas. Scalars such
+// as the learning rate and Adam's beta powers are read on the GPU, so a step
+// never waits for the host.
+#include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cuda/cuda_kernel_util.h"
+#include "ops/cuda/device_kernels.h"
+
+namespace ctp::cuda {
+namespace {
+
+using cpu::dispatch_float;
+using cpu::product;
+using cpu::shape_string;
+
+launch::Stream stream_of(KernelContext& ctx) { return device_context(ctx).compute_stream(); }
+
+struct ClassLayout {
+  int64_t outer, classes, inner;
+  std::vector<int64_t> loss_shape;
+};
+
+ClassLayout class_layout(KernelContext& ctx, const std::vector<int64_t>& shape) {
+  if (shape.empty()) throw Error(ctx.where() + "Logits must have rank 1 or more");
+  const auto axis = static_cast<std::size_t>(
+      cpu::normalize_axis(ctx, ctx.attr_int("axis", -1), shape.size(), "axis"));
+  ClassLayout l{product(shape, 0, axis), shape[axis], product(shape, axis + 1, shape.size()),
+                shape};
+  l.loss_shape[axis] = 1;
+  return l;
+}
+
+// Hard labels that arrive from the host (fed data) are checked there, as the
+// CPU kernel checks them; a label already on the GPU is not read back (an
+// out-of-range one then yields a NaN loss rather than a host round trip).
+const Tensor& checked_label(KernelContext& ctx, const ClassLayout& l, bool soft,
+                            const std::vector<int64_t>& logits_shape, int64_t ignore_index) {
+  const Tensor& raw = ctx.input("Label");
+  if (soft) {
+    if (raw.shape() != logits_shape)
+      throw Error(ctx.where() + "soft Label has shape " + shape_string(raw.shape()) +
+                  ", expected the logits' shape " + shape_string(logits_shape));
+    return device_input(ctx, "Label");
+  }
+  if (raw.dtype() != DataType::INT64 && raw.dtype() != DataType::INT32)
+    throw Error(ctx.where() + "hard Label must be INT64 or INT32, got " +
+                std::string(to_string(raw.dtype())));
+  if (raw.numel() != l.outer * l.inner)
+    throw Error(ctx.where() + "hard Label has shape " + shape_string(raw.shape()) +
+                ", expected " + shape_string(l.loss_shape));
+  if (raw.device().kind == DeviceKind::CPU)
+    for (int64_t row = 0; row < raw.numel(); ++row) {
+      const int64_t c = raw.dtype() == DataType::INT32 ? raw.data<int32_t>()[row]
+                                                       : raw.data<int64_t>()[row];
+      if (c != ignore_index && (c < 0 || c >= l.classes))
+        throw Error(ctx.where() + "Label " + std::to_string(c) + " at row " +
+                    std::to_string(row) + " is outside [0, " + std::to_string(l.classes) + ")");
+    }
+  return device_input(ctx, "Label");
+}
+
+void softmax_with_cross_entropy(KernelContext& ctx) {
+  const Tensor logits = device_input(ctx, "Logits");
+  const bool soft = ctx.attr_bool("soft_label", false);
+  const bool use_softmax = ctx.attr_bool("use_softmax", true);
+  const int64_t ignore_index = ctx.attr_int("ignore_index", -100);
+  const ClassLayout l = class_layout(ctx, logits.shape());
+  const Tensor label = checked_label(ctx, l, soft, logits.shape(), ignore_index);
+  dispatch_float(logits.dtype(), ctx, "Logits", [&]<typename T>() {
+    Tensor& softmax = device_output(ctx, "Softmax", 0, logits.dtype(), logits.shape());
+    Tensor& loss = device_output(ctx, "Loss", 0, logits.dtype(), l.loss_shape);
+    launch::softmax_cross_entropy<T>(logits.data<T>(), label.raw_data(),
+                                     label.dtype() == DataType::INT64, soft, use_softmax,
+                                     ignore_index, softmax.data<T>(), loss.data<T>(), l.outer,
+                                     l.classes, l.inner, stream_of(ctx));
+  });
+}
+
+void softmax_with_cross_entropy_grad(KernelContext& ctx) {
+  const Tensor softmax = device_input(ctx, "Softmax");
+  const Tensor dloss = device_input(ctx, "Loss@GRAD");
+  const bool soft = ctx.attr_bool("soft_label", false);
+  const bool use_softmax = ctx.attr_bool("use_softmax", true);
+  const int64_t ignore_index = ctx.attr_int("ignore_index", -100);
+  const ClassLayout l = class_layout(ctx, softmax.shape());
+  const Tensor label = checked_label(ctx, l, soft, softmax.shape(), ignore_index);
+  if (dloss.numel() != l.outer * l.inner)
+    throw Error(ctx.where() + "Loss@GRAD has shape " + shape_string(dloss.shape()) +
+                ", expected " + shape_string(l.loss_shape));
+  dispatch_float(softmax.dtype(), ctx, "Softmax", [&]<typename T>() {
+    Tensor& dx = device_output(ctx, "Logits@GRAD", 0, softmax.dtype(), softmax.shape());
+    launch::softmax_cross_entropy_grad<T>(softmax.data<T>(), label.raw_data(),
+                                          label.dtype() == DataType::INT64, soft, use_softmax,
+                                          ignore_index, dloss.data<T>(), dx.data<T>(), l.outer,
+                                          l.classes, l.inner, stream_of(ctx));
+  });
+}
+
+void check_same_shape(KernelContext& ctx, const Tensor& param, const Tensor& other,
+                      const char* slot) {
+  if (other.shape() != param.shape() || other.dtype() != param.dtype())
+    throw Error(ctx.where() + std::string(slot) + " " + shape_string(other.shape()) + " " +
+                std::string(to_string(other.dtype())) + " does not match Param " +
+                shape_string(param.shape()) + " " + std::string(to_string(param.dtype())));
+}
+
+launch::Scalar scalar_input(KernelContext& ctx, const char* slot) {
+  const Tensor& t = device_input(ctx, slot);
+  if (t.numel() < 1) throw Error(ctx.where() + std::string(slot) + " is empty");
+  if (t.dtype() != DataType::FP32 && t.dtype() != DataType::FP64)
+    throw Error(ctx.where() + std::string(slot) + " has dtype " +
+                std::string(to_string(t.dtype())) + "; the GPU kernel reads FP32 or FP64");
+  return {t.raw_data(), t.dtype() == DataType::FP64};
+}
+
+template <typename T>
+T* output_like(KernelContext& ctx, const char* slot, const Tensor& like) {
+  return device_output(ctx, slot, 0, like.dtype(), like.shape()).template data<T>();
+}
+
+void sgd(KernelContext& ctx) {
+  const Tensor param = device_input(ctx, "Param");
+  const Tensor grad = device_input(ctx, "Grad");
+  check_same_shape(ctx, param, grad, "Grad");
+  const launch::Scalar lr = scalar_input(ctx, "LearningRate");
+  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
+    T* out = output_like<T>(ctx, "ParamOut", param);
+    launch::sgd<T>(param.data<T>(), grad.data<T>(), lr, out, param.numel(), stream_of(ctx));
+  });
+}
+
+void momentum(KernelContext& ctx) {
+  const Tensor param = device_input(ctx, "Param");
+  const Tensor grad = device_input(ctx, "Grad");
+  const Tensor velocity = device_input(ctx, "Velocity");
+  check_same_shape(ctx, param, grad, "Grad");
+  check_same_shape(ctx, param, velocity, "Velocity");
+  const launch::Scalar lr = scalar_input(ctx, "LearningRate");
+  const double mu = ctx.attr_float("mu", 0.0);
+  const bool nesterov = ctx.attr_bool("use_nesterov", false);
+  const std::string regularization = ctx.attr_string("regularization_method", "");
+  if (!regularization.empty() && regularization != "l2_decay")
+    throw Error(ctx.where() + "regularization_method '" + regularization +
+                "' is not supported (use '' or 'l2_decay')");
+  const double decay = regularization.empty() ? 0.0 : ctx.attr_float("regularization_coeff", 0.0);
+  const double rescale = ctx.attr_float("rescale_grad", 1.0);
+  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
+    T* p_out = output_like<T>(ctx, "ParamOut", param);
+    T* v_out = output_like<T>(ctx, "VelocityOut", velocity);
+    launch::momentum<T>(param.data<T>(), grad.data<T>(), velocity.data<T>(), lr, mu, nesterov,
+                        decay, rescale, p_out, v_out, param.numel(), stream_of(ctx));
+  });
+}
+
+double attr_or_host_tensor(KernelContext& ctx, const char* slot, const char* attr,
+                           double fallback) {
+  if (!ctx.has_input(slot)) return ctx.attr_float(attr, fallback);
+  return cpu::scalar_value(device_context(ctx).to_host(ctx.input(slot)));
+}
+
+void adam(KernelContext& ctx) {
+  const Tensor param = device_input(ctx, "Param");
+  const Tensor grad = device_input(ctx, "Grad");
+  const Tensor m1 = device_input(ctx, "Moment1");
+  const Tensor m2 = device_input(ctx, "Moment2");
+  check_same_shape(ctx, param, grad, "Grad");
+  check_same_shape(ctx, param, m1, "Moment1");
+  check_same_shape(ctx, param, m2, "Moment2");
+  const double beta1 = attr_or_host_tensor(ctx, "Beta1Tensor", "beta1", 0.9);
+  const double beta2 = attr_or_host_tensor(ctx, "Beta2Tensor", "beta2", 0.999);
+  const double epsilon = attr_or_host_tensor(ctx, "EpsilonTensor", "epsilon", 1e-8);
+  if (ctx.has_input("SkipUpdate"))
+    throw Error(ctx.where() + "SkipUpdate is not supported by the GPU kernel");
+  const launch::Scalar lr = scalar_input(ctx, "LearningRate");
+  const launch::Scalar beta1_pow = scalar_input(ctx, "Beta1Pow");
+  const launch::Scalar beta2_pow = scalar_input(ctx, "Beta2Pow");
+  const Tensor beta1_pow_in = ctx.input("Beta1Pow");
+  const Tensor beta2_pow_in = ctx.input("Beta2Pow");
+  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
+    T* p_out = output_like<T>(ctx, "ParamOut", param);
+    T* a_out = output_like<T>(ctx, "Moment1Out", m1);
+    T* b_out = output_like<T>(ctx, "Moment2Out", m2);
+    launch::adam<T>(param.data<T>(), grad.data<T>(), m1.data<T>(), m2.data<T>(), lr, beta1_pow,
+                    beta2_pow, beta1, beta2, epsilon, p_out, a_out, b_out, param.numel(),
+                    stream_of(ctx));
+  });
+  // The powers advance after the update that read them (same stream).
+  const bool advance = !ctx.attr_bool("use_global_beta_pow", false);
+  const auto write_pow = [&](const char* slot, const Tensor& in, launch::Scalar value,
+                             double beta) {
+    if (!ctx.has_output(slot)) return;
+    Tensor& out = device_output(ctx, slot, 0, in.dtype(), in.shape());
+    launch::scalar_times(value, advance ? beta : 1.0, out.raw_data(), stream_of(ctx));
+  };
+  write_pow("Beta1PowOut", beta1_pow_in, beta1_pow, beta1);
+  write_pow("Beta2PowOut", beta2_pow_in, beta2_pow, beta2);
+}
+
+}  // namespace
+
+CTP_REGISTER_KERNEL(softmax_with_cross_entropy, CUDA, softmax_with_cross_entropy);
+CTP_REGISTER_KERNEL(softmax_with_cross_entropy_grad, CUDA, softmax_with_cross_entropy_grad);
+CTP_REGISTER_KERNEL(sgd, CUDA, sgd);
+CTP_REGISTER_KERNEL(momentum, CUDA, momentum);
+CTP_REGISTER_KERNEL(adam, CUDA, adam);
+
+}  // namespace ctp::cuda

@@ -1,0 +1,242 @@
+// CUDA kernels of the element-wise and reduction ops: elementwise_add/sub/mul
+// (Paddle's axis broadcasting) and their gradients, relu, relu_grad, scale,
+// sum, mean and mean_grad. FP32 and FP64, queued on the compute stream.
+#include "ops/cpu/broadcast.h"
+#include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cuda/cuda_kernel_util.h"
+#include "ops/cuda/device_kernels.h"
+
+namespace ctp::cuda {
+namespace {
+
+using cpu::dispatch_float;
+using cpu::shape_string;
+using launch::Binary;
+
+launch::Stream stream_of(KernelContext& ctx) { return device_context(ctx).compute_stream(); }
+
+launch::BroadcastIndex index_of(KernelContext& ctx, const cpu::BroadcastPlan& plan) {
+  launch::BroadcastIndex index;
+  const std::size_t rank = plan.out_shape.size();
+  if (rank > static_cast<std::size_t>(launch::kMaxDims))
+    throw Error(ctx.where() + "the GPU kernel broadcasts at most " +
+                std::to_string(launch::kMaxDims) + " dims, the output " +
+                shape_string(plan.out_shape) + " has " + std::to_string(rank));
+  index.rank = static_cast<int>(rank);
+  for (std::size_t d = 0; d < rank; ++d) {
+    index.out_shape[d] = plan.out_shape[d];
+    index.x_strides[d] = plan.x_strides[d];
+    index.y_strides[d] = plan.y_strides[d];
+  }
+  return index;
+}
+
+template <Binary kOp>
+void elementwise(KernelContext& ctx) {
+  const Tensor x = device_input(ctx, "X");
+  const Tensor y = device_input(ctx, "Y");
+  if (x.dtype() != y.dtype())
+    throw Error(ctx.where() + "X is " + std::string(to_string(x.dtype())) + " but Y is " +
+                std::string(to_string(y.dtype())));
+  const cpu::BroadcastPlan plan =
+      cpu::plan_broadcast(ctx, x.shape(), y.shape(), ctx.attr_int("axis", -1));
+  const launch::BroadcastIndex index = index_of(ctx, plan);
+  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+    Tensor& out = device_output(ctx, "Out", 0, x.dtype(), plan.out_shape);
+    launch::binary<T>(kOp, x.data<T>(), y.data<T>(), out.data<T>(), index, stream_of(ctx));
+  });
+}
+
+template <Binary kOp>
+void elementwise_grad(KernelContext& ctx) {
+  const Tensor dout = device_input(ctx, "Out@GRAD");
+  const Tensor x = device_input(ctx, "X");
+  const Tensor y = device_input(ctx, "Y");
+  const cpu::BroadcastPlan plan =
+      cpu::plan_broadcast(ctx, x.shape(), y.shape(), ctx.attr_int("axis", -1));
+  if (dout.shape() != plan.out_shape)
+    throw Error(ctx.where() + "Out@GRAD has shape " + shape_string(dout.shape()) +
+                ", expected " + shape_string(plan.out_shape));
+  const launch::BroadcastIndex index = index_of(ctx, plan);
+  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+    if (ctx.has_output("X@GRAD")) {
+      Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), x.shape());
+      launch::binary_grad<T>(kOp, false, dout.data<T>(), y.data<T>(), dx.data<T>(), dx.numel(),
+                             index, stream_of(ctx));
+    }
+    if (ctx.has_output("Y@GRAD")) {
+      Tensor& dy = device_output(ctx, "Y@GRAD", 0, dout.dtype(), y.shape());
+      launch::binary_grad<T>(kOp, true, dout.data<T>(), x.data<T>(), dy.data<T>(), dy.numel(),
+                             index, stream_of(ctx));
+    }
+  });
+}
+
+void relu(KernelContext& ctx) {
+  const Tensor x = device_input(ctx, "X");
+  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+    Tensor& out = device_output(ctx, "Out", 0, x.dtype(), x.shape());
+    launch::relu<T>(x.data<T>(), out.data<T>(), x.numel(), stream_of(ctx));
+  });
+}
+
+void relu_grad(KernelContext& ctx) {
+  const Tensor dout = device_input(ctx, "Out@GRAD");
+  const Tensor gate = ctx.has_input("Out") ? device_input(ctx, "Out") : device_input(ctx, "X");
+  if (gate.shape() != dout.shape())
+    throw Error(ctx.where() + "Out@GRAD " + shape_string(dout.shape()) +
+                " does not match the forward tensor " + shape_string(gate.shape()));
+  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+    Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), dout.shape());
+    launch::relu_grad<T>(dout.data<T>(), gate.data<T>(), dx.data<T>(), dout.numel(),
+                         stream_of(ctx));
+  });
+}
+
+void scale(KernelContext& ctx) {
+  const Tensor x = device_input(ctx, "X");
+  double factor = ctx.attr_float("scale", 1.0);
+  if (ctx.has_input("ScaleTensor")) {
+    // A host read: ScaleTensor is rare (dynamic loss scaling).
+    factor = cpu::scalar_value(device_context(ctx).to_host(ctx.input("ScaleTensor")));
+  }
+  const double bias = ctx.attr_float("bias", 0.0);
+  const bool bias_after_scale = ctx.attr_bool("bias_after_scale", true);
+  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+    Tensor& out = device_output(ctx, "Out", 0, x.dtype(), x.shape());
+    launch::scale<T>(x.data<T>(), out.data<T>(), x.numel(), factor, bias, bias_after_scale,
+                     stream_of(ctx));
+  });
+}
+
+void sum(KernelContext& ctx) {
+  const std::size_t n = ctx.input_names("X").size();
+  if (n == 0) throw Error(ctx.where() + "X has no inputs");
+  if (n > 64) throw Error(ctx.where() + "the GPU kernel adds at most 64 inputs, got " +
+                          std::to_string(n));
+  std::vector<Tensor> inputs;  // handles: Out is often X[0]
+  for (std::size_t i = 0; i < n; ++i) inputs.push_back(device_input(ctx, "X", i));
+  for (const Tensor& t : inputs)
+    if (t.shape() != inputs[0].shape() || t.dtype() != inputs[0].dtype())
+      throw Error(ctx.where() + "inputs differ: " + shape_string(inputs[0].shape()) + " " +
+                  std::string(to_string(inputs[0].dtype())) + " vs " + shape_string(t.shape()) +
+                  " " + std::string(to_string(t.dtype())));
+  dispatch_float(inputs[0].dtype(), ctx, "X", [&]<typename T>() {
+    Tensor& out = device_output(ctx, "Out", 0, inputs[0].dtype(), inputs[0].shape());
+    std::vector<const T*> pointers;
+    for (const Tensor& t : inputs) pointers.push_back(t.data<T>());
+    launch::sum<T>(pointers.data(), static_cast<int>(n), out.data<T>(), out.numel(),
+                   stream_of(ctx));
+  });
+}
+
+void mean(KernelContext& ctx) {
+  const Tensor x = device_input(ctx, "X");
+  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+    Tensor& out = device_output(ctx, "Out", 0, x.dtype(), {1});
+    launch::mean<T>(x.data<T>(), out.data<T>(), x.numel(), stream_of(ctx));
+  });
+}
+
+void mean_grad(KernelContext& ctx) {
+  const Tensor& x = ctx.input("X");  // only its shape is read
+  const Tensor dout = device_input(ctx, "Out@GRAD");
+  if (dout.numel() != 1)
+    throw Error(ctx.where() + "Out@GRAD must have one element, has shape " +
+                shape_string(dout.shape()));
+  const std::vector<int64_t> shape = x.shape();
+  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+    Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), shape);
+    launch::mean_grad<T>(dout.data<T>(), dx.data<T>(), dx.numel(), stream_of(ctx));
+  });
+}
+
+// reduce_mean's dims as a broadcast over X's shape: X contiguous, the
+// output's strides with 0 on the reduced dims (the CPU kernel's plan).
+struct Reduction {
+  launch::BroadcastIndex index;
+  std::vector<int64_t> out_shape;
+  int64_t count = 1;  // elements of X per output element
+};
+
+Reduction plan_reduction(KernelContext& ctx, const std::vector<int64_t>& shape) {
+  std::vector<bool> reduced(shape.size(), false);
+  const std::vector<int64_t> dims = ctx.attr_ints("dim", {0});
+  const bool all = ctx.attr_bool("reduce_all", false) || dims.empty();
+  for (int64_t d : dims)
+    if (!all) reduced[static_cast<std::size_t>(cpu::normalize_axis(ctx, d, shape.size(), "dim"))] = true;
+  if (all) reduced.assign(shape.size(), true);
+  const bool keep = ctx.attr_bool("keep_dim", false);
+  cpu::BroadcastPlan plan;
+  plan.out_shape = shape;
+  plan.x_strides.assign(shape.size(), 0);
+  plan.y_strides.assign(shape.size(), 0);
+  Reduction r;
+  int64_t x_stride = 1, out_stride = 1;
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    plan.x_strides[d] = x_stride;
+    x_stride *= shape[d];
+    if (reduced[d]) {
+      r.count *= shape[d];
+    } else {
+      plan.y_strides[d] = out_stride;
+      out_stride *= shape[d];
+    }
+  }
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (!reduced[d]) r.out_shape.push_back(shape[d]);
+    else if (keep) r.out_shape.push_back(1);
+  }
+  if (r.out_shape.empty()) r.out_shape = {1};
+  r.index = index_of(ctx, plan);
+  return r;
+}
+
+// Sums each output's elements in X's order (as the CPU kernel), then scales.
+void reduce_mean(KernelContext& ctx) {
+  const Tensor x = device_input(ctx, "X");
+  const Reduction r = plan_reduction(ctx, x.shape());
+  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+    Tensor& out = device_output(ctx, "Out", 0, x.dtype(), r.out_shape);
+    launch::binary_grad<T>(Binary::Add, true, x.data<T>(), nullptr, out.data<T>(), out.numel(),
+                           r.index, stream_of(ctx));
+    const T inv = T(1) / static_cast<T>(r.count ? r.count : 1);
+    launch::scale<T>(out.data<T>(), out.data<T>(), out.numel(), inv, 0.0, true, stream_of(ctx));
+  });
+}
+
+void reduce_mean_grad(KernelContext& ctx) {
+  const Tensor& x = ctx.input("X");  // only its shape is read
+  const Tensor dout = device_input(ctx, "Out@GRAD");
+  const std::vector<int64_t> shape = x.shape();
+  Reduction r = plan_reduction(ctx, shape);
+  if (dout.numel() != cpu::product(r.out_shape))
+    throw Error(ctx.where() + "Out@GRAD has shape " + shape_string(dout.shape()) +
+                ", expected " + shape_string(r.out_shape));
+  // Read Out@GRAD through the output strides (the plan's Y side).
+  for (int d = 0; d < r.index.rank; ++d) r.index.x_strides[d] = r.index.y_strides[d];
+  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+    Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), shape);
+    const T inv = T(1) / static_cast<T>(r.count ? r.count : 1);
+    launch::broadcast_scale<T>(dout.data<T>(), dx.data<T>(), inv, r.index, stream_of(ctx));
+  });
+}
+
+}  // namespace
+
+CTP_REGISTER_KERNEL(reduce_mean, CUDA, reduce_mean);
+CTP_REGISTER_KERNEL(reduce_mean_grad, CUDA, reduce_mean_grad);
+CTP_REGISTER_KERNEL(elementwise_add, CUDA, elementwise<Binary::Add>);
+CTP_REGISTER_KERNEL(elementwise_sub, CUDA, elementwise<Binary::Sub>);
+CTP_REGISTER_KERNEL(elementwise_mul, CUDA, elementwise<Binary::Mul>);
+CTP_REGISTER_KERNEL(elementwise_add_grad, CUDA, elementwise_grad<Binary::Add>);
+CTP_REGISTER_KERNEL(elementwise_sub_grad, CUDA, elementwise_grad<Binary::Sub>);
+CTP_REGISTER_KERNEL(elementwise_mul_grad, CUDA, elementwise_grad<Binary::Mul>);
+CTP_REGISTER_KERNEL(relu, CUDA, relu);
+CTP_REGISTER_KERNEL(relu_grad, CUDA, relu_grad);
+CTP_REGISTER_KERNEL(scale, CUDA, scale);
+CTP_REGISTER_KERNEL(sum, CUDA, sum);
+CTP_REGISTER_KERNEL(mean, CUDA, mean);
+CTP_REGISTER_KERNEL(mean_grad, CUDA, mean_grad);
+
+}  // namespace ctp::cuda

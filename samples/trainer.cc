@@ -1,0 +1,300 @@
+#include "samples/trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <filesystem>
+#include <memory>
+#include <ostream>
+
+#include "executor/communicator.h"
+#include "executor/executor.h"
+#include "executor/npy.h"
+#include "executor/thread_group_driver.h"
+#include "program_ir/atomic_file.h"
+#include "samples/cluster_data.h"
+#include "transpilers/transpile.h"
+
+namespace ctp::samples {
+namespace {
+
+bool is_single_process_mode(const std::string& mode) {
+  return mode == "single_process_multi_thread" || mode == "multi_thread";
+}
+
+bool broadcasts_parameters(const std::string& mode) {
+  return mode == "grad_allreduce" || mode == "local_sgd";
+}
+
+int thread_count(const TrainerOptions& o) {
+  if (o.threads > 0) return o.threads;
+  return is_single_process_mode(o.mode) ? 2 : 1;
+}
+
+void check(const TrainerOptions& o, int threads) {
+  if (o.steps < 0) throw Error("steps must be 0 or more");
+  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size)
+    throw Error("rank " + std::to_string(o.rank) + " is not in [0, world size " +
+                std::to_string(o.world_size) + ")");
+  if (o.mode == "none") {
+    if (o.world_size * threads != 1)
+      throw Error("mode 'none' trains one worker; use a transpile mode for " +
+                  std::to_string(o.world_size * threads) + " workers");
+  } else {
+    parse_transpile_mode(o.mode);  // throws for an unknown mode
+    if (threads > 1 && !is_single_process_mode(o.mode))
+      throw Error("mode '" + o.mode + "' runs one device per process; --threads " +
+                  std::to_string(threads) + " needs single_process_multi_thread or multi_thread");
+    if (o.mode == "multi_thread" && o.trans_mode == "all_gather" &&
+        o.model.optimizer != OptimizerKind::Adam)
+      throw Error("multi_thread all_gather applies the gathered gradients through adam ops only "
+                  "(as the reference's _update_adam_ops); use the adam optimizer");
+    if (!o.endpoints.empty() && static_cast<int>(o.endpoints.size()) != o.world_size)
+      throw Error(std::to_string(o.endpoints.size()) + " endpoints for " +
+                  std::to_string(o.world_size) + " processes");
+    if (o.endpoints.empty() && o.world_size > 1)
+      throw Error("the endpoints of the " + std::to_string(o.world_size) +
+                  " processes are unknown (start the workers with ctp launch, or set "
+                  "PADDLE_TRAINER_ENDPOINTS)");
+  }
+  const int64_t workers = int64_t{o.world_size} * threads;
+  if (o.global_batch < workers || o.global_batch % workers != 0)
+    throw Error("global batch " + std::to_string(o.global_batch) + " does not split evenly over " +
+                std::to_string(workers) + " workers");
+}
+
+void transpile_programs(const TrainerOptions& o, int threads, MlpPrograms& p) {
+  if (o.mode == "none") return;
+  TranspileOptions t;
+  t.collective.nrings = o.nrings;
+  t.collective.rank = o.rank;
+  // One process needs no reachable endpoint: rank 0 only listens for peers.
+  t.collective.endpoints = o.endpoints.empty() ? std::vector<std::string>{"127.0.0.1:6170"}
+                                               : o.endpoints;
+  t.collective.current_endpoint = t.collective.endpoints[static_cast<std::size_t>(o.rank)];
+  t.single_process_multi_thread.fuse_allreduce = o.fuse_allreduce;
+  t.single_process_multi_thread.gpu_nums = threads;
+  t.multi_thread.gpu_num = threads;
+  t.multi_thread.trans_mode = parse_multi_thread_trans_mode(o.trans_mode);
+  transpile(parse_transpile_mode(o.mode), t, p.startup, p.main);
+}
+
+struct Worker {
+  int index = 0;  // among all workers of the job: process-major
+  Scope scope;
+  std::unique_ptr<Executor> startup, main, eval;
+};
+
+// Runs body(local worker) on every local worker: inline for one, else on
+// its device thread (collectives among threads need them concurrent).
+class LocalWorkers {
+ public:
+  LocalWorkers(const TrainerOptions& o, int threads, const MlpPrograms& programs) {
+    CommOptions comm;
+    comm.timeout = o.timeout;
+    RunServices base;
+    base.device = o.device;
+    std::vector<RunServices*> services;
+    if (threads == 1) {
+      manager_ = std::make_unique<CommunicatorManager>(comm);
+      base.comms = manager_.get();
+      single_ = base;
+      services.push_back(&single_);
+    } else {
+      std::vector<Device> devices;
+      for (int i = 0; i < threads; ++i)
+        devices.push_back(Device{o.device.kind, o.device.index + i});
+      threads_ = std::make_unique<DeviceThreads>(threads, comm, base, devices);
+      for (int i = 0; i < threads; ++i) services.push_back(&threads_->services(i));
+    }
+    const bool distinct = o.distinct_init.value_or(broadcasts_parameters(o.mode));
+    for (int i = 0; i < threads; ++i) {
+      auto w = std::make_unique<Worker>();
+      w->index = o.rank * threads + i;
+      RunServices& s = *services[static_cast<std::size_t>(i)];
+      s.seed = o.seed + (distinct ? static_cast<uint64_t>(w->index) : 0);
+      w->startup = std::make_unique<Executor>(programs.startup, s);
+      w->main = std::make_unique<Executor>(programs.main, s);
+      w->eval = std::make_unique<Executor>(programs.eval, s);
+      workers_.push_back(std::move(w));
+    }
+  }
+
+  void run(const std::function<void(Worker&)>& body) {
+    if (!threads_) {
+      body(*workers_[0]);
+      return;
+    }
+    threads_->run([&](int local, RunServices&) { body(*workers_[static_cast<std::size_t>(local)]); });
+  }
+  Worker& first() { return *workers_[0]; }
+  std::size_t size() const { return workers_.size(); }
+
+ private:
+  std::unique_ptr<CommunicatorManager> manager_;
+  RunServices single_;
+  std::unique_ptr<DeviceThreads> threads_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+};
+
+double scalar(const Tensor& t) {
+  return t.dtype() == DataType::FP64 ? t.data<double>()[0] : t.data<float>()[0];
+}
+
+std::string progress_bar(int64_t step, int64_t steps) {
+  constexpr int64_t kWidth = 24;
+  const int64_t filled = steps ? step * kWidth / steps : kWidth;
+  return "[" + std::string(static_cast<std::size_t>(filled), '#') +
+         std::string(static_cast<std::size_t>(kWidth - filled), '-') + "]";
+}
+
+// The largest elementwise spread of every parameter over all workers (max
+// minus min through all-reduces on ring 0): 0 exactly when all are equal.
+void parameter_spread(Worker& w, const std::vector<std::string>& params, double& spread,
+                      std::string& worst) {
+  Communicator& ring = w.main->services().comms->get(0);
+  spread = 0;
+  for (const std::string& name : params) {
+    const Tensor& p = w.scope.get(name);
+    Tensor high(p.dtype(), p.shape()), low(p.dtype(), p.shape());
+    std::memcpy(high.raw_data(), p.raw_data(), p.bytes());
+    std::memcpy(low.raw_data(), p.raw_data(), p.bytes());
+    ring.all_reduce(high, ReduceOp::Max);
+    ring.all_reduce(low, ReduceOp::Min);
+    for (int64_t i = 0; i < p.numel(); ++i) {
+      const double d = p.dtype() == DataType::FP64 ? high.data<double>()[i] - low.data<double>()[i]
+                                                   : high.data<float>()[i] - low.data<float>()[i];
+      if (d > spread) {
+        spread = d;
+        worst = name;
+      }
+    }
+  }
+}
+
+double accuracy(Worker& w, const MlpPrograms& programs, const ClusterData& data, DataType dtype) {
+  Batch all = rows(data, 0, data.size(), dtype);
+  w.scope.var(programs.input) = all.features;
+  w.scope.var(programs.label) = all.labels;
+  w.eval->run(w.scope);
+  const Tensor& p = w.scope.get(programs.probabilities);
+  const int64_t classes = data.classes;
+  int64_t correct = 0;
+  for (int64_t i = 0; i < data.size(); ++i) {
+    int64_t best = 0;
+    for (int64_t c = 1; c < classes; ++c) {
+      const auto at = [&](int64_t k) {
+        return dtype == DataType::FP64 ? p.data<double>()[i * classes + k]
+                                       : static_cast<double>(p.data<float>()[i * classes + k]);
+      };
+      if (at(c) > at(best)) best = c;
+    }
+    correct += best == data.labels[static_cast<std::size_t>(i)];
+  }
+  return static_cast<double>(correct) / static_cast<double>(data.size());
+}
+
+void save_parameters(const TrainerOptions& o, Worker& w, const std::vector<std::string>& params) {
+  const std::filesystem::path dir =
+      std::filesystem::path(o.save_params_dir) / ("worker" + std::to_string(w.index));
+  std::filesystem::create_directories(dir);
+  for (const std::string& name : params)
+    write_file_atomically((dir / (name + ".npy")).string(), tensor_to_npy(w.scope.get(name)));
+}
+
+}  // namespace
+
+TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
+  const int threads = thread_count(o);
+  check(o, threads);
+  const int workers = o.world_size * threads;
+  const bool leader = o.rank == 0;
+  MlpPrograms programs = build_mlp(o.model);
+  transpile_programs(o, threads, programs);
+  const ClusterData data =
+      make_clusters(o.samples, o.model.input_dim, o.model.classes, o.data_seed, o.separation, o.spread);
+  LocalWorkers local(o, threads, programs);
+
+  if (leader) {
+    std::string shape = std::to_string(o.model.input_dim);
+    for (int64_t h : o.model.hidden) shape += "-" + std::to_string(h);
+    out << "MLP " << shape << "-" << o.model.classes << ", " << to_string(o.model.optimizer)
+        << " (lr " << o.model.learning_rate << "), mode " << o.mode << ": " << workers
+        << " worker(s) = " << o.world_size << " process(es) x " << threads << " thread(s)\n"
+        << "data: " << o.samples << " samples in " << o.model.classes
+        << " Gaussian clusters; global batch " << o.global_batch << " (" << o.global_batch / workers
+        << " per worker); " << o.steps << " steps\n";
+    if (o.mode == "multi_thread" && threads > 1)
+      out << "note: multi_thread scales the loss gradient by the number of processes only (as "
+             "the reference), so device threads add up their gradients\n";
+    if (o.distinct_init.value_or(broadcasts_parameters(o.mode)) && workers > 1)
+      out << "workers initialise with different seeds; the startup broadcast makes them equal\n";
+    out.flush();
+  }
+
+  const auto start = std::chrono::steady_clock::now();
+  local.run([&](Worker& w) { w.startup->run(w.scope); });
+  TrainerReport report;
+  report.workers = workers;
+  std::vector<double> step_losses(local.size());
+  for (int64_t step = 0; step < o.steps; ++step) {
+    local.run([&](Worker& w) {
+      Batch b = shard_batch(data, step, o.global_batch, w.index, workers, o.model.dtype);
+      w.scope.var(programs.input) = b.features;
+      w.scope.var(programs.label) = b.labels;
+      w.main->run(w.scope);
+      step_losses[static_cast<std::size_t>(w.index - o.rank * threads)] = scalar(w.scope.get(programs.loss));
+    });
+    double mean = 0;
+    for (double l : step_losses) mean += l / static_cast<double>(step_losses.size());
+    report.losses.push_back(mean);
+    if (leader && o.log_every > 0 && ((step + 1) % o.log_every == 0 || step + 1 == o.steps)) {
+      char line[160];
+      std::snprintf(line, sizeof line, "step %*lld/%lld %s loss %.6f",
+                    static_cast<int>(std::to_string(o.steps).size()), static_cast<long long>(step + 1),
+                    static_cast<long long>(o.steps), progress_bar(step + 1, o.steps).c_str(), mean);
+      out << line << std::endl;
+    }
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  std::vector<double> spreads(local.size(), 0.0);
+  std::vector<std::string> worst(local.size());
+  if (workers > 1)
+    local.run([&](Worker& w) {
+      const std::size_t i = static_cast<std::size_t>(w.index - o.rank * threads);
+      parameter_spread(w, programs.parameters, spreads[i], worst[i]);
+    });
+  for (std::size_t i = 0; i < spreads.size(); ++i)
+    if (spreads[i] > report.max_param_difference) {
+      report.max_param_difference = spreads[i];
+      report.most_different_param = worst[i];
+    }
+  report.accuracy = accuracy(local.first(), programs, data, o.model.dtype);
+  if (!o.save_params_dir.empty())
+    local.run([&](Worker& w) { save_parameters(o, w, programs.parameters); });
+
+  char summary[256];
+  std::snprintf(summary, sizeof summary,
+                "rank %d: accuracy %.1f%% on %lld samples (chance %.1f%%); %lld steps in %.2f s",
+                o.rank, 100.0 * report.accuracy, static_cast<long long>(data.size()),
+                100.0 / static_cast<double>(o.model.classes), static_cast<long long>(o.steps), seconds);
+  out << summary << "\n";
+  const RunCounters& counters = local.first().main->services().counters;
+  if (counters.coalesce_layouts)
+    out << "rank " << o.rank << ": fused gradient buffers laid out " << counters.coalesce_layouts
+        << " time(s), " << counters.coalesce_bytes_copied << " bytes copied into them in all\n";
+  if (report.identical())
+    out << "rank " << o.rank << ": parameters identical on all " << workers << " worker(s): yes\n";
+  else
+    out << "rank " << o.rank << ": parameters identical on all " << workers
+        << " worker(s): NO (largest difference " << report.max_param_difference << " in "
+        << report.most_different_param << ")\n";
+  out.flush();
+  return report;
+}
+
+}  // namespace ctp::samples

@@ -1,0 +1,61 @@
+// The sample trainer's work for one process: build the MLP programs,
+// transpile them for the chosen mode, train on this process's shards of a
+// synthetic data set (one device thread per local worker), and report the
+// loss per step, the accuracy and whether every worker ends with identical
+// parameters. trainer_main.cc maps the command line onto these options.
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "executor/tensor.h"
+#include "samples/mlp_model.h"
+
+namespace ctp::samples {
+
+struct TrainerOptions {
+  // "none" (one worker, no rewrite) or a transpile mode: grad_allreduce,
+  // local_sgd, single_process_multi_thread, multi_thread.
+  std::string mode = "grad_allreduce";
+  MlpConfig model;
+  int64_t samples = 4096;  // data set size
+  uint64_t data_seed = 7;
+  double separation = 2.0, spread = 1.0;  // cluster centres' and points' std
+  int64_t steps = 100;
+  int64_t global_batch = 64;  // over all workers; each takes an equal share
+  uint64_t seed = 1;          // initializer seed of worker 0
+  // Workers start from different parameters (seed + worker index). Default:
+  // when the mode broadcasts parameters at startup (grad_allreduce,
+  // local_sgd), so the broadcast is what makes them equal.
+  std::optional<bool> distinct_init;
+  int threads = 0;  // device threads in this process; 0: 2 for the single-process modes, else 1
+  std::optional<int> nrings;
+  int fuse_allreduce = 1;                    // single_process_multi_thread
+  std::string trans_mode = "fuse_all_reduce";  // multi_thread
+
+  // This process among the job's processes (from the launcher's variables).
+  int rank = 0;
+  int world_size = 1;
+  std::vector<std::string> endpoints;
+  std::chrono::milliseconds timeout{std::chrono::seconds(300)};
+  Device device;                 // the first device thread's; CUDA threads take index + i
+  int log_every = 1;             // per-step lines (progress bar and loss), process 0 only
+  std::string save_params_dir;   // when set: DIR/worker<g>/<param>.npy after training
+};
+
+struct TrainerReport {
+  std::vector<double> losses;  // per step, mean over this process's workers
+  double accuracy = 0;         // of worker 0 of this process on the whole data set
+  double max_param_difference = 0;  // over every worker and parameter element
+  std::string most_different_param;
+  int workers = 1;
+  bool identical() const { return max_param_difference == 0; }
+};
+
+// Throws ctp::Error on invalid options or a failed run (naming the worker).
+TrainerReport run_trainer(const TrainerOptions& options, std::ostream& out);
+
+}  // namespace ctp::samples

@@ -1,0 +1,44 @@
+// Helpers for the GPU tests: skipping (visibly) where the machine has too
+// few CUDA devices, and running one body per GPU on threads of this process.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <exception>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "executor/cuda/device_context.h"
+
+#define CTP_REQUIRE_GPUS(n)                                                              \
+  do {                                                                                   \
+    const int ctp_gpus_found_ = ::ctp::cuda_device_count();                              \
+    if (ctp_gpus_found_ < (n))                                                           \
+      GTEST_SKIP() << "needs " << (n) << " CUDA device(s); this machine has "            \
+                   << ctp_gpus_found_;                                                   \
+  } while (0)
+
+namespace ctp::gpu_testing {
+
+// Runs body(rank) on `n` threads; rethrows the first failure as a
+// std::runtime_error naming its rank.
+inline void run_on_threads(int n, const std::function<void(int)>& body) {
+  std::mutex mu;
+  std::string failure;
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        body(r);
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (failure.empty()) failure = "rank " + std::to_string(r) + ": " + e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  if (!failure.empty()) throw std::runtime_error(failure);
+}
+
+}  // namespace ctp::gpu_testing

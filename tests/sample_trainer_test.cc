@@ -1,0 +1,222 @@
+// The sample trainer as users run it: the loss falls and accuracy beats
+// chance; every data-parallel mode ends with the parameters one worker gets
+// on the whole batch; the startup broadcast equalises differently
+// initialised workers. Multi-process runs go through `ctp launch` over
+// loopback (Gloo); the single-process modes use device threads.
+#include <map>
+#include <regex>
+
+#include "executor/npy.h"
+#include "program_ir/atomic_file.h"
+#include "tests/executor_process_util.h"
+#include "tests/kernels_test_util.h"
+
+namespace ctp {
+namespace {
+
+using Parameters = std::map<std::string, Tensor>;
+
+struct Training {
+  int exit_code = -1;
+  std::string output;
+  std::vector<double> losses;
+  double accuracy = -1;
+  std::vector<Parameters> workers;  // by worker index
+};
+
+// A small model and problem, so that a run takes well under a second.
+const char* const kSmall =
+    " --dim 4 --hidden 16 --classes 3 --samples 512 --batch 32 --seed 3 --log-every 1";
+
+Training train(const std::string& args, int processes = 1) {
+  static int run = 0;
+  test::TempDir dir("trainer" + std::to_string(run++));
+  const std::string trainer = CTP_SAMPLE_TRAINER_PATH;
+  const std::string command =
+      processes > 1 ? std::string(CTP_CLI_PATH) + " launch --nproc " + std::to_string(processes) +
+                          " --timeout 30 -- " + trainer
+                    : trainer;
+  const test::CommandResult r =
+      test::run_command(command + " " + args + " --save-params " + dir.path().string());
+  Training t{r.exit_code, r.output, {}, -1, {}};
+  // Under ctp launch, rank 0's lines carry a "[rank 0] " prefix.
+  const std::regex step(R"((?:^|\n)(?:\[rank 0\] )?step +\d+/\d+ \[[#-]+\] loss ([0-9.e+-]+))");
+  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), step);
+       it != std::sregex_iterator(); ++it)
+    t.losses.push_back(std::stod((*it)[1].str()));
+  std::smatch m;
+  if (std::regex_search(r.output, m, std::regex(R"(rank 0: accuracy ([0-9.]+)%)")))
+    t.accuracy = std::stod(m[1].str()) / 100;
+  for (int w = 0;; ++w) {
+    const auto worker_dir = dir.path() / ("worker" + std::to_string(w));
+    if (!std::filesystem::exists(worker_dir)) break;
+    Parameters params;
+    for (const auto& file : std::filesystem::directory_iterator(worker_dir))
+      params[file.path().stem().string()] = read_npy_file(file.path().string());
+    t.workers.push_back(std::move(params));
+  }
+  return t;
+}
+
+// Every parameter of every worker of `t` within `relative` of `reference`'s.
+void expect_parameters_near(const Training& t, const Parameters& reference, double relative) {
+  ASSERT_FALSE(t.workers.empty()) << t.output;
+  ASSERT_FALSE(reference.empty());
+  for (std::size_t w = 0; w < t.workers.size(); ++w) {
+    ASSERT_EQ(t.workers[w].size(), reference.size()) << "worker " << w;
+    for (const auto& [name, expected] : reference) {
+      const Tensor& actual = t.workers[w].at(name);
+      ASSERT_EQ(actual.shape(), expected.shape()) << name;
+      double worst = 0;
+      for (int64_t i = 0; i < expected.numel(); ++i) {
+        const double a = test::element(actual, i), e = test::element(expected, i);
+        worst = std::max(worst, std::abs(a - e) / std::max(1e-2, std::abs(e)));
+      }
+      EXPECT_LE(worst, relative) << "worker " << w << " parameter " << name;
+    }
+  }
+}
+
+double mean(const std::vector<double>& v, std::size_t begin, std::size_t end) {
+  double s = 0;
+  for (std::size_t i = begin; i < end; ++i) s += v[i];
+  return s / static_cast<double>(end - begin);
+}
+
+bool have_gloo() {
+#ifdef CTP_HAVE_GLOO
+  return true;
+#else
+  return false;
+#endif
+}
+
+TEST(SampleTrainer, LossFallsAndAccuracyBeatsChance) {
+  const Training t = train("--mode none --steps 150 --log-every 1");
+  ASSERT_EQ(t.exit_code, 0) << t.output;
+  ASSERT_EQ(t.losses.size(), 150u) << t.output;
+  EXPECT_LT(mean(t.losses, 140, 150), 0.3 * mean(t.losses, 0, 10)) << t.output;
+  EXPECT_GT(t.accuracy, 0.9) << t.output;  // four classes: chance is 0.25
+  EXPECT_NE(t.output.find("parameters identical on all 1 worker(s): yes"), std::string::npos);
+}
+
+TEST(SampleTrainer, ThreadModesMatchOneWorkerOnTheWholeBatch) {
+  for (const char* optimizer : {"sgd", "adam"}) {
+    SCOPED_TRACE(optimizer);
+    const std::string common = std::string(kSmall) + " --steps 20 --optimizer " + optimizer;
+    const Training one = train("--mode none" + common);
+    ASSERT_EQ(one.exit_code, 0) << one.output;
+    ASSERT_EQ(one.workers.size(), 1u);
+    for (const char* mode : {"--fuse-allreduce 0", "--fuse-allreduce 1", "--fuse-allreduce 2"}) {
+      SCOPED_TRACE(mode);
+      const Training t = train(std::string("--mode single_process_multi_thread ") + mode + common);
+      ASSERT_EQ(t.exit_code, 0) << t.output;
+      EXPECT_EQ(t.workers.size(), 2u);
+      expect_parameters_near(t, one.workers[0], 1e-5);
+    }
+  }
+}
+
+TEST(SampleTrainer, MultiThreadSumsGradientsOverThreads) {
+  // The reference's MultiThread scales the loss gradient by the number of
+  // processes only, so two device threads apply the sum of their gradients:
+  // with SGD that is one worker on the whole batch at twice the rate (Adam
+  // is invariant to the gradient's scale up to epsilon).
+  const std::string common = std::string(kSmall) + " --steps 20";
+  const Training sgd_double_rate = train("--mode none --optimizer sgd --lr 0.2" + common);
+  const Training adam = train("--mode none --optimizer adam" + common);
+  ASSERT_EQ(sgd_double_rate.exit_code, 0) << sgd_double_rate.output;
+  ASSERT_EQ(adam.exit_code, 0) << adam.output;
+  for (const char* mode : {"fuse_all_reduce", "all_reduce"}) {
+    SCOPED_TRACE(mode);
+    const Training s = train(std::string("--mode multi_thread --optimizer sgd --lr 0.1 --trans-mode ") +
+                             mode + common);
+    ASSERT_EQ(s.exit_code, 0) << s.output;
+    expect_parameters_near(s, sgd_double_rate.workers[0], 1e-5);
+    const Training a = train(std::string("--mode multi_thread --optimizer adam --trans-mode ") + mode + common);
+    ASSERT_EQ(a.exit_code, 0) << a.output;
+    expect_parameters_near(a, adam.workers[0], 1e-4);
+  }
+  const Training gathered = train("--mode multi_thread --optimizer adam --trans-mode all_gather" + common);
+  ASSERT_EQ(gathered.exit_code, 0) << gathered.output;  // workers stay identical
+}
+
+TEST(SampleTrainer, FusedCopiesHappenOnlyOnTheFirstStep) {
+  const Training once = train(std::string("--mode single_process_multi_thread") + kSmall + " --steps 1");
+  const Training many = train(std::string("--mode single_process_multi_thread") + kSmall + " --steps 30");
+  ASSERT_EQ(once.exit_code, 0) << once.output;
+  ASSERT_EQ(many.exit_code, 0) << many.output;
+  const std::regex counters(R"(laid out (\d+) time\(s\), (\d+) bytes copied)");
+  std::smatch a, b;
+  ASSERT_TRUE(std::regex_search(once.output, a, counters)) << once.output;
+  ASSERT_TRUE(std::regex_search(many.output, b, counters)) << many.output;
+  EXPECT_EQ(b[1].str(), "1");
+  EXPECT_EQ(b[2].str(), a[2].str());  // 30 steps copied no more than 1
+}
+
+TEST(SampleTrainer, GradAllReduceWorkersMatchOneWorkerOnTheWholeBatch) {
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo";
+  for (const char* optimizer : {"sgd", "adam"}) {
+    SCOPED_TRACE(optimizer);
+    const std::string common = std::string(kSmall) + " --steps 20 --optimizer " + optimizer;
+    const Training one = train("--mode none" + common);
+    ASSERT_EQ(one.exit_code, 0) << one.output;
+    for (int processes : {2, 4}) {
+      SCOPED_TRACE(std::to_string(processes) + " workers");
+      const Training t = train("--mode grad_allreduce" + common, processes);
+      ASSERT_EQ(t.exit_code, 0) << t.output;
+      EXPECT_EQ(t.workers.size(), static_cast<std::size_t>(processes));
+      expect_parameters_near(t, one.workers[0], 1e-5);
+      if (std::string(optimizer) == "sgd" && processes == 2) {
+        // The fused single-process modes agree with GradAllReduce closely.
+        const Training fused = train("--mode single_process_multi_thread" + common);
+        ASSERT_EQ(fused.exit_code, 0) << fused.output;
+        expect_parameters_near(fused, t.workers[0], 1e-6);
+      }
+    }
+  }
+}
+
+TEST(SampleTrainer, StartupBroadcastEqualisesDifferentInitialisations) {
+  // Without a broadcast (multi_thread's startup has none), different seeds
+  // leave the workers different: the trainer says so and fails.
+  const Training apart = train(std::string("--mode multi_thread --distinct-init true") + kSmall + " --steps 0");
+  EXPECT_EQ(apart.exit_code, 1) << apart.output;
+  EXPECT_NE(apart.output.find("identical on all 2 worker(s): NO"), std::string::npos) << apart.output;
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo";
+  const Training together = train(std::string("--mode grad_allreduce --distinct-init true") + kSmall + " --steps 0", 2);
+  ASSERT_EQ(together.exit_code, 0) << together.output;
+  ASSERT_EQ(together.workers.size(), 2u);
+  expect_parameters_near(together, together.workers[0], 0.0);
+  // ... and the common values are rank 0's initialisation.
+  const Training one = train(std::string("--mode none") + kSmall + " --steps 0");
+  expect_parameters_near(together, one.workers[0], 0.0);
+}
+
+TEST(SampleTrainer, LocalSgdKeepsWorkersIdentical) {
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo";
+  for (const char* steps : {"1", "6"}) {
+    const Training t = train(std::string("--mode local_sgd") + kSmall + " --steps " + steps, 2);
+    ASSERT_EQ(t.exit_code, 0) << t.output;
+    ASSERT_EQ(t.workers.size(), 2u);
+    expect_parameters_near(t, t.workers[0], 0.0);
+  }
+}
+
+TEST(SampleTrainer, BadOptionsAreClearErrors) {
+  Training t = train("--mode none --threads 2");
+  EXPECT_EQ(t.exit_code, 1);
+  EXPECT_NE(t.output.find("mode 'none' trains one worker"), std::string::npos) << t.output;
+  t = train("--mode bogus");
+  EXPECT_EQ(t.exit_code, 1);
+  EXPECT_NE(t.output.find("unknown transpile mode 'bogus'"), std::string::npos) << t.output;
+  t = train("--mode multi_thread --trans-mode all_gather --optimizer sgd");
+  EXPECT_EQ(t.exit_code, 1);
+  EXPECT_NE(t.output.find("use the adam optimizer"), std::string::npos) << t.output;
+  t = train("--mode single_process_multi_thread --threads 3 --batch 32");
+  EXPECT_EQ(t.exit_code, 1);
+  EXPECT_NE(t.output.find("does not split evenly over 3 workers"), std::string::npos) << t.output;
+}
+
+}  // namespace
+}  // namespace ctp
