@@ -38,6 +38,10 @@ TEST(RegressionFuzz, JsonUnknownFieldsCannotReuseTheMessagesOwnFields) {
             "unknown one");
   EXPECT_EQ(json_error(R"({"blocks": [], "unknown_fields": "GAA="})"),
             "p.json: unknown_fields: holds field 3, which is ProgramDesc's own, not an unknown one");
+  EXPECT_EQ(json_error(R"({"blocks": [{"idx": 0, "parent_idx": -1, "ops": [{"type": "relu", )"
+                       R"("unknown_fields": "CgA="}]}]})"),
+            "p.json: blocks[0].ops[0].unknown_fields: holds field 1, which is OpDesc's own, not an "
+            "unknown one");
   // Bytes that are not fields at all: field 31, then a truncated varint.
   EXPECT_EQ(json_error(program_with_var(R"(, "unknown_fields": "+AE=")")),
             "p.json: blocks[0].vars[0].unknown_fields: is not a sequence of protobuf fields: "
