@@ -3,7 +3,7 @@
 # UndefinedBehaviorSanitizer into build-asan (scripts/sanitize.sh build-asan:
 # the sanitized test build, which shares the library), then runs each for
 # SECONDS (default 60), starting from its checked-in seed corpus
-# (fuzz/corpus/TARGET).
+# (fuzz/corpus/TARGET), CTP_FUZZ_JOBS targets at a time (default: nproc).
 #   scripts/fuzz.sh [SECONDS] [TARGET...]      (default: every target)
 # New inputs the fuzzer finds go to build-asan/fuzz-work/TARGET/corpus (the
 # checked-in seeds are only read); a crash, leak, timeout (CTP_FUZZ_TIMEOUT
@@ -11,7 +11,6 @@
 # out-of-memory (2 GB) or sanitizer report is saved as build-asan/fuzz-work/
 # TARGET/crash-*, leak-*, timeout-* or oom-* and makes the script exit 1. Ends
 # with one line per target: seconds, executions, outcome.
-# CTP_SANITIZE_JOBS sets the build parallelism (default: nproc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -26,25 +25,47 @@ build=build-asan
 bash scripts/sanitize.sh build-asan "${targets[@]}"
 
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
-summary=()
-failed=0
-for t in "${targets[@]}"; do
-  work="$build/fuzz-work/$t"
+
+fuzz_one() {  # TARGET: runs it; its outcome goes to WORK/outcome
+  local t="$1" work="$build/fuzz-work/$1"
   mkdir -p "$work/corpus"
-  echo "== $t: ${seconds} s"
-  status=ok
+  rm -f "$work/outcome"
+  local status=ok
   # -rss_limit_mb also caps single allocations (malloc_limit_mb defaults to it).
   "$build/fuzz/$t" -max_total_time="$seconds" -timeout="${CTP_FUZZ_TIMEOUT:-10}" -rss_limit_mb=2048 \
       -print_final_stats=1 -artifact_prefix="$work/" "$work/corpus" "fuzz/corpus/$t" \
       >"$work/log" 2>&1 || status="FAILED (see $work/log)"
-  grep -E "^(Done|stat::number_of_executed_units)" "$work/log" || true
+  local execs
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log" | tail -n 1)
-  if [[ "$status" != ok ]]; then
-    failed=1
-    tail -n 60 "$work/log"
+  printf '%-45s %6s s %12s execs  %s\n' "$t" "$seconds" "${execs:-?}" "$status" >"$work/outcome"
+}
+
+jobs="${CTP_FUZZ_JOBS:-$(nproc)}"
+running=0
+for t in "${targets[@]}"; do
+  echo "== $t: ${seconds} s"
+  fuzz_one "$t" &
+  running=$((running + 1))
+  if ((running >= jobs)); then
+    wait -n || true
+    running=$((running - 1))
   fi
-  summary+=("$(printf '%-45s %6s s %12s execs  %s' "$t" "$seconds" "${execs:-?}" "$status")")
 done
+wait || true
+
+failed=0
 echo "== fuzz summary"
-printf '%s\n' "${summary[@]}"
+for t in "${targets[@]}"; do
+  outcome="$build/fuzz-work/$t/outcome"
+  if [[ ! -f "$outcome" ]]; then
+    echo "$t: no outcome"
+    failed=1
+  elif ! grep -q " ok$" "$outcome"; then
+    failed=1
+    tail -n 60 "$build/fuzz-work/$t/log"
+  fi
+done
+for t in "${targets[@]}"; do
+  [[ -f "$build/fuzz-work/$t/outcome" ]] && cat "$build/fuzz-work/$t/outcome"
+done
 exit "$failed"
