@@ -118,10 +118,27 @@ std::string make_nccl_unique_id() {
   return std::string(id.internal, sizeof(id.internal));
 }
 
+std::string make_nccl_ring_ids() { return make_nccl_unique_id() + make_nccl_unique_id(); }
+
+void set_ring_ids(NcclRingSetup& setup, const std::string& bytes, const std::string& where) {
+  constexpr std::size_t one = sizeof(ncclUniqueId::internal);
+  if (bytes.size() == 2 * one) {
+    setup.unique_id = bytes.substr(0, one);
+    setup.blocking_unique_id = bytes.substr(one);
+  } else if (bytes.size() == one) {
+    setup.unique_id = bytes;
+    setup.blocking_unique_id.clear();
+  } else {
+    throw Error(where + "the unique id has " + std::to_string(bytes.size()) +
+                " bytes; c_gen_nccl_id makes " + std::to_string(2 * one) + " (two NCCL ids of " +
+                std::to_string(one) + ") (was it made by a CPU run's c_gen_nccl_id?)");
+  }
+}
+
 NcclCommunicator::NcclCommunicator(ncclComm* comm, int rank, int size, int ring_id,
-                                   DeviceContext* device, CommOptions options)
+                                   DeviceContext* device, CommOptions options, bool blocking)
     : comm_(comm), rank_(rank), size_(size), ring_id_(ring_id), device_(device),
-      device_index_(device->index()), options_(options) {}
+      device_index_(device->index()), options_(options), blocking_(blocking) {}
 
 std::unique_ptr<NcclCommunicator> NcclCommunicator::connect(const NcclRingSetup& setup) {
   std::string where = "rank " + std::to_string(setup.rank) + " of " + std::to_string(setup.size) +
@@ -149,10 +166,10 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::connect(const NcclRingSetup&
     ncclCommAbort(comm);
     throw Error(where + message);
   }
-  if (!setup.blocking_unique_id.empty())
-    comm = blocking_successor(comm, setup, where);
+  const bool blocking = !setup.blocking_unique_id.empty();
+  if (blocking) comm = blocking_successor(comm, setup, where);
   return std::unique_ptr<NcclCommunicator>(new NcclCommunicator(
-      comm, setup.rank, setup.size, setup.ring_id, setup.device, setup.options));
+      comm, setup.rank, setup.size, setup.ring_id, setup.device, setup.options, blocking));
 }
 
 std::vector<std::unique_ptr<NcclCommunicator>> NcclCommunicator::connect_all(
@@ -193,7 +210,7 @@ std::vector<std::unique_ptr<NcclCommunicator>> NcclCommunicator::connect_all(
   std::vector<std::unique_ptr<NcclCommunicator>> out;
   for (int i = 0; i < n; ++i)
     out.push_back(std::unique_ptr<NcclCommunicator>(
-        new NcclCommunicator(comms[i], i, n, ring_id, devices[i], options)));
+        new NcclCommunicator(comms[i], i, n, ring_id, devices[i], options, false)));
   return out;
 }
 
