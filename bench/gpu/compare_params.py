@@ -9,7 +9,8 @@ import argparse
 import pathlib
 import sys
 
-import numpy as np
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import npy_lite  # noqa: E402  (no numpy needed)
 
 
 def main():
@@ -19,7 +20,7 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-4)
     a = ap.parse_args()
     ref_dir = pathlib.Path(a.reference) / "worker0"
-    ref = {p.stem: np.load(p) for p in sorted(ref_dir.glob("*.npy"))}
+    ref = {p.stem: npy_lite.load(p) for p in sorted(ref_dir.glob("*.npy"))}
     if not ref:
         sys.exit(f"no parameters in {ref_dir}")
     workers = sorted(pathlib.Path(a.other).glob("worker*"))
@@ -27,14 +28,13 @@ def main():
         sys.exit(f"no worker directories in {a.other}")
     worst = 0.0
     for w in workers:
-        for name, want in ref.items():
-            got = np.load(w / f"{name}.npy")
-            if got.shape != want.shape:
-                sys.exit(f"{w.name}/{name}: shape {got.shape}, reference {want.shape}")
-            rel = float(np.max(np.abs(got.astype(np.float64) - want) /
-                               np.maximum(1e-3, np.abs(want.astype(np.float64)))))
+        for name, (want_shape, want) in ref.items():
+            got_shape, got = npy_lite.load(w / f"{name}.npy")
+            if got_shape != want_shape:
+                sys.exit(f"{w.name}/{name}: shape {got_shape}, reference {want_shape}")
+            rel = max((abs(g - r) / max(1e-3, abs(r)) for g, r in zip(got, want)), default=0.0)
             worst = max(worst, rel)
-            print(f"  {w.name} {name:12s} {str(want.shape):14s} max rel diff {rel:.3e}")
+            print(f"  {w.name} {name:12s} {str(want_shape):14s} max rel diff {rel:.3e}")
     verdict = "OK" if worst <= a.rtol else "EXCEEDS"
     print(f"{a.other} vs {a.reference}: {len(workers)} worker(s), {len(ref)} parameters, "
           f"largest relative difference {worst:.3e} (tolerance {a.rtol:g}): {verdict}")

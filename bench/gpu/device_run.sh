@@ -78,10 +78,12 @@ if want train; then
     echo "== ctp run --device gpu: a transpiled program, every rank fed the same batch"
     G=tests/golden/grad_allreduce_adam_n2_r1_ring1_multihost
     python3 -c "
-import numpy as np
-rng = np.random.default_rng(3)
-np.save('$T/x.npy', rng.uniform(-1, 1, (64, 32)).astype(np.float32))
-np.save('$T/label.npy', rng.integers(0, 10, (64, 1)).astype(np.int64))"
+import random, sys
+sys.path.insert(0, 'bench/gpu')
+import npy_lite
+rng = random.Random(3)
+npy_lite.save('$T/x.npy', (64, 32), [rng.uniform(-1, 1) for _ in range(64 * 32)])
+npy_lite.save('$T/label.npy', (64, 1), [rng.randrange(10) for _ in range(64)], '<i8')"
     base=$(free_base_port)
     eps=""; for r in $(seq 0 $((NGPUS - 1))); do eps+="${eps:+,}127.0.0.1:$((base + r))"; done
     $CTP transpile --mode grad_allreduce --all-ranks --endpoints "$eps" \
