@@ -45,7 +45,7 @@ CTP=./build/ctp
 TRAINER=./build/samples/ctp_sample_trainer
 
 if want tests; then
-  timeout 420 ./build/tests/ctp_gpu_tests > "$OUT/gpu_tests.log" 2>&1
+  timeout 300 ./build/tests/ctp_gpu_tests > "$OUT/gpu_tests.log" 2>&1
   echo "ctp_gpu_tests exit $? ($(date -u +%T))"
   grep -E "^\[  (FAILED|PASSED|SKIPPED) |^\[       OK|tests ran|Failure|rror|Expected|Which is|actual" \
     "$OUT/gpu_tests.log" | head -80
