@@ -85,6 +85,7 @@ void transpile_programs(const TrainerOptions& o, int threads, MlpPrograms& p) {
 struct Worker {
   int index = 0;  // among all workers of the job: process-major
   DeviceRuntime* runtime = nullptr;
+  Batch batch;  // this worker's host batch, reused every step
   Scope scope;
   std::unique_ptr<Executor> startup, main, eval;
 };
@@ -244,6 +245,7 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
   transpile_programs(o, threads, programs);
   const ClusterData data =
       make_clusters(o.samples, o.model.input_dim, o.model.classes, o.data_seed, o.separation, o.spread);
+  const BatchSource batches(data, o.model.dtype);
   LocalWorkers local(o, threads, programs);
 
   if (leader) {
@@ -273,7 +275,8 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
   for (int64_t step = 0; step < o.steps; ++step) {
     if (step == 1) after_first_step = std::chrono::steady_clock::now();
     local.run([&](Worker& w) {
-      Batch b = shard_batch(data, step, o.global_batch, w.index, workers, o.model.dtype);
+      Batch& b = w.batch;
+      batches.shard(step, o.global_batch, w.index, workers, b);
       w.runtime->bind(w.scope, programs.input, b.features);
       w.runtime->bind(w.scope, programs.label, b.labels);
       w.main->run(w.scope);

@@ -156,26 +156,38 @@ fi
 if want c; then
   # The same per-GPU batch at every GPU count (weak scaling, as DDP is used).
   PER_GPU=${PER_GPU:-4096}
-  model=(--dim 1024 --hidden 4096,4096 --classes 16 --samples 16384 --steps 30)
+  model=(--dim 1024 --hidden 4096,4096 --classes 16 --samples 16384)
   {
     for n in 1 "$NGPUS"; do
       batch=$((PER_GPU * n))
       echo "== (c) ctp, $n GPU(s), global batch $batch"
       if [ "$n" = 1 ]; then
-        timeout 180 $TRAINER --mode none --device gpu "${model[@]}" --batch $batch --log-every 0
+        timeout 180 $TRAINER --mode none --device gpu "${model[@]}" --steps 30 --batch $batch --log-every 0
       else
         timeout 180 $CTP launch --nproc "$n" --base-port "$(free_base_port)" -- \
-          $TRAINER --mode grad_allreduce --device gpu "${model[@]}" --batch $batch --log-every 0
+          $TRAINER --mode grad_allreduce --device gpu "${model[@]}" --steps 30 --batch $batch \
+          --log-every 0
       fi
       echo "== (c) torch, $n GPU(s), global batch $batch"
       if [ "$n" = 1 ]; then
-        timeout 180 python3 bench/gpu/torch_mlp_ddp.py "${model[@]}" --batch $batch \
+        timeout 180 python3 bench/gpu/torch_mlp_ddp.py "${model[@]}" --steps 30 --batch $batch \
           --csv "$OUT/torch_mlp.csv" 2>&1 | torch_quiet
       else
         timeout 180 torchrun --standalone --nproc_per_node "$n" bench/gpu/torch_mlp_ddp.py \
-          "${model[@]}" --batch $batch --csv "$OUT/torch_mlp.csv" 2>&1 | torch_quiet
+          "${model[@]}" --steps 30 --batch $batch --csv "$OUT/torch_mlp.csv" 2>&1 | torch_quiet
       fi
     done
+    # Where a ctp step's GPU time goes (kernel summary), when nsys is there.
+    if command -v nsys > /dev/null; then
+      echo "== (c) nsys: ctp, 1 GPU, 10 steps"
+      timeout 120 nsys profile -o /tmp/ctp_c1 --force-overwrite true --stats=false \
+        $TRAINER --mode none --device gpu "${model[@]}" --steps 10 --batch $PER_GPU --log-every 0 \
+        > /dev/null 2>&1
+      timeout 60 nsys stats --report cuda_gpu_kern_sum,cuda_gpu_mem_time_sum --format table \
+        /tmp/ctp_c1.nsys-rep 2>&1 | cut -c1-220 | head -60
+    else
+      echo "(nsys not found: no kernel summary)"
+    fi
   } > "$OUT/bench_c.log" 2>&1
   echo "bench c done ($(date -u +%T))"; cat "$OUT/bench_c.log"
 fi

@@ -350,7 +350,31 @@ void NcclCommunicator::all_gather(const Tensor& in, Tensor& out, CudaStream stre
   finish_call(r, "all_gather");
 }
 
+// The Communicator interface also takes host tensors: the executor's own
+// messages (the collective-schedule check's fingerprints) and callers'
+// host data travel through this GPU. They are copied in, the collective
+// runs on the ring's stream, and the host waits (polling NCCL, with the
+// timeout) before copying the result back: host memory must hold it on return.
+bool NcclCommunicator::on_host(const Tensor& t) const {
+  return t.initialized() && t.device().kind == DeviceKind::CPU;
+}
+
+void NcclCommunicator::copy_back(const Tensor& staged, Tensor& host, CudaStream stream,
+                                 std::string_view what) {
+  wait(stream, what);
+  const Tensor result = device_->to_host(staged);
+  std::memcpy(host.raw_data(), result.raw_data(), result.bytes());
+}
+
 void NcclCommunicator::all_reduce(Tensor& tensor, ReduceOp op) {
+  if (on_host(tensor)) {
+    Tensor staged = device_->to_device(tensor);
+    CudaStream stream = device_->comm_stream(ring_id_);
+    device_->stream_wait(stream, device_->compute_stream());
+    all_reduce(staged, staged, op, stream);
+    copy_back(staged, tensor, stream, "all_reduce");
+    return;
+  }
   CudaStream stream = device_->comm_stream(ring_id_);
   device_->stream_wait(stream, device_->compute_stream());
   all_reduce(tensor, tensor, op, stream);
@@ -358,6 +382,12 @@ void NcclCommunicator::all_reduce(Tensor& tensor, ReduceOp op) {
 }
 
 void NcclCommunicator::all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op) {
+  bool any_on_host = false;
+  for (const Tensor* t : tensors) any_on_host = any_on_host || on_host(*t);
+  if (any_on_host) {  // no fusion for host data: one staged call each
+    for (Tensor* t : tensors) all_reduce(*t, op);
+    return;
+  }
   CudaStream stream = device_->comm_stream(ring_id_);
   device_->stream_wait(stream, device_->compute_stream());
   all_reduce_many(tensors, op, stream);
@@ -365,6 +395,14 @@ void NcclCommunicator::all_reduce_many(const std::vector<Tensor*>& tensors, Redu
 }
 
 void NcclCommunicator::broadcast(Tensor& tensor, int root) {
+  if (on_host(tensor)) {
+    Tensor staged = device_->to_device(tensor);
+    CudaStream stream = device_->comm_stream(ring_id_);
+    device_->stream_wait(stream, device_->compute_stream());
+    broadcast(staged, staged, root, stream);
+    copy_back(staged, tensor, stream, "broadcast");
+    return;
+  }
   CudaStream stream = device_->comm_stream(ring_id_);
   device_->stream_wait(stream, device_->compute_stream());
   broadcast(tensor, tensor, root, stream);
@@ -372,6 +410,18 @@ void NcclCommunicator::broadcast(Tensor& tensor, int root) {
 }
 
 void NcclCommunicator::all_gather(const Tensor& in, Tensor& out) {
+  if (on_host(in) || on_host(out)) {
+    const Tensor staged_in = on_host(in) ? device_->to_device(in) : in;
+    Tensor staged_out = on_host(out) ? Tensor(out.dtype(), out.shape(), device_->device()) : out;
+    CudaStream stream = device_->comm_stream(ring_id_);
+    device_->stream_wait(stream, device_->compute_stream());
+    all_gather(staged_in, staged_out, stream);
+    if (on_host(out))
+      copy_back(staged_out, out, stream, "all_gather");
+    else
+      device_->stream_wait(device_->compute_stream(), stream);
+    return;
+  }
   CudaStream stream = device_->comm_stream(ring_id_);
   device_->stream_wait(stream, device_->compute_stream());
   all_gather(in, out, stream);

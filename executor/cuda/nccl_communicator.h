@@ -74,7 +74,9 @@ class NcclCommunicator final : public Communicator {
 
   // The Communicator interface: queued on the ring's stream after the work
   // already queued on the compute stream, and the compute stream waits for
-  // the result, so later kernels see it (stream order, no host wait).
+  // the result, so later kernels see it (stream order, no host wait). Host
+  // tensors are staged through the GPU and the call returns with the result
+  // in them (a host wait that polls NCCL, with the timeout).
   void all_reduce(Tensor& tensor, ReduceOp op) override;
   void all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op) override;
   void broadcast(Tensor& tensor, int root) override;
@@ -105,6 +107,8 @@ class NcclCommunicator final : public Communicator {
   // Waits out ncclInProgress after a call on a non-blocking communicator.
   void finish_call(int result, std::string_view what);
   void check_tensor(const Tensor& t, std::string_view what) const;
+  bool on_host(const Tensor& t) const;
+  void copy_back(const Tensor& staged, Tensor& host, CudaStream stream, std::string_view what);
   void ensure_usable(std::string_view what) const;
 
   ncclComm* comm_;

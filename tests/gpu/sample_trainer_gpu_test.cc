@@ -66,10 +66,15 @@ void expect_close(const Params& want, const Params& got, double rtol, const std:
     ASSERT_TRUE(got.count(name)) << who << ": no " << name;
     const std::vector<float>& other = got.at(name);
     ASSERT_EQ(values.size(), other.size()) << who << " " << name;
-    double worst = 0;
-    for (std::size_t i = 0; i < values.size(); ++i)
-      worst = std::max(worst, std::abs(double(other[i]) - values[i]) /
-                                  std::max(1e-3, std::abs(double(values[i]))));
+    // Relative to the parameter's scale (its largest magnitude): elementwise
+    // ratios are ill-conditioned for Adam, whose update of a near-zero
+    // gradient can flip with the last bit of the reduction order.
+    double worst = 0, scale = 1e-6;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      worst = std::max(worst, std::abs(double(other[i]) - values[i]));
+      scale = std::max(scale, std::abs(double(values[i])));
+    }
+    worst /= scale;
     EXPECT_LE(worst, rtol) << who << ": parameter " << name << " differs from the CPU's";
   }
 }
