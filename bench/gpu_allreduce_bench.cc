@@ -10,8 +10,9 @@
 // communication stream, as GradAllReduce inserts it), run by the Executor:
 // kernel dispatch, stream ordering and the NCCL call are all in the time.
 // For reference the same sizes are also timed calling the communicator
-// directly ("raw NCCL", no executor). --blocking-ring makes the ring a
-// blocking NCCL communicator (see executor/cuda/nccl_communicator.h). Time per call = the wall time of
+// directly ("raw NCCL", no executor). The ring is c_comm_init's default
+// (blocking NCCL communicator); --nonblocking-ring times the non-blocking
+// one instead (executor/cuda/nccl_communicator.h). Time per call = the wall time of
 // `iters` back-to-back calls, ended by a full device sync, over iters; the
 // ranks meet at a barrier before each timed run. busbw = bytes / time *
 // 2(n-1)/n, the nccl-tests formula that bench/gpu/torch_allreduce.py uses too.
@@ -41,9 +42,9 @@ struct Options {
   int64_t min_bytes = 8;
   int64_t max_bytes = int64_t{1} << 30;
   std::string csv;
-  // Collectives on a blocking NCCL ring (NcclRingSetup::blocking_unique_id)
-  // instead of the non-blocking one c_comm_init makes.
-  bool blocking_ring = false;
+  // Collectives on the non-blocking NCCL ring (the probe of the default
+  // ring, NcclRingSetup without blocking_unique_id), for comparison.
+  bool nonblocking_ring = false;
 };
 
 Program allreduce_program() {
@@ -68,7 +69,7 @@ int run(const Options& o) {
   services.comms = &comms;
   Scope scope;
   NcclCommunicator& ring =
-      bench::join_ring0(o.rank, o.nranks, o.endpoints, o.blocking_ring, dc, comms, services);
+      bench::join_ring0(o.rank, o.nranks, o.endpoints, o.nonblocking_ring, dc, comms, services);
 
   const Program main = allreduce_program();
   Executor step(main, services);
@@ -128,8 +129,8 @@ int main(int argc, char** argv) {
   app.add_option("--min-bytes", o.min_bytes);
   app.add_option("--max-bytes", o.max_bytes);
   app.add_option("--csv", o.csv, "rank 0 writes the table here");
-  app.add_flag("--blocking-ring", o.blocking_ring,
-               "run the collectives on a blocking NCCL ring (NcclRingSetup::blocking_unique_id)");
+  app.add_flag("--nonblocking-ring", o.nonblocking_ring,
+               "run the collectives on a non-blocking NCCL ring (the default ring is blocking)");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(o);

@@ -40,7 +40,7 @@ struct Options {
   std::string endpoints;
   std::string shapes;
   std::string csv;
-  bool blocking_ring = false;  // as gpu_allreduce_bench --blocking-ring
+  bool nonblocking_ring = false;  // as gpu_allreduce_bench --nonblocking-ring
 };
 
 struct Model {
@@ -102,7 +102,7 @@ int run(const Options& o) {
   services.device_context = &dc;
   services.comms = &comms;
   Communicator& ring =
-      bench::join_ring0(o.rank, o.nranks, o.endpoints, o.blocking_ring, dc, comms, services);
+      bench::join_ring0(o.rank, o.nranks, o.endpoints, o.nonblocking_ring, dc, comms, services);
   std::string csv = "model,mode,tensors,parameters,step_ms\n";
   for (const Model& model : read_shapes(o.shapes)) {
     int64_t total = 0;
@@ -121,7 +121,7 @@ int run(const Options& o) {
       synchronize_device(dc, &comms);
       const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count() / 20;
       if (o.rank == 0) {
-        const std::string label = (o.blocking_ring ? "ctp_blocking_" : "ctp_") + mode;
+        const std::string label = (o.nonblocking_ring ? "ctp_nonblocking_" : "ctp_") + mode;
         std::printf("%-12s %-27s %5zu tensors %11lld params %9.3f ms (copied %llu B)\n",
                     model.name.c_str(), label.c_str(), model.numels.size(),
                     static_cast<long long>(total), ms,
@@ -130,7 +130,7 @@ int run(const Options& o) {
       }
       char row[256];
       std::snprintf(row, sizeof row, "%s,%s%s,%zu,%lld,%.4f\n", model.name.c_str(),
-                    o.blocking_ring ? "ctp_blocking_" : "ctp_", mode.c_str(),
+                    o.nonblocking_ring ? "ctp_nonblocking_" : "ctp_", mode.c_str(),
                     model.numels.size(), static_cast<long long>(total), ms);
       csv += row;
     }
@@ -152,7 +152,8 @@ int main(int argc, char** argv) {
   app.add_option("--endpoints", o.endpoints)->required();
   app.add_option("--shapes", o.shapes, "written by bench/gpu/model_grad_shapes.py")->required();
   app.add_option("--csv", o.csv);
-  app.add_flag("--blocking-ring", o.blocking_ring, "collectives on a blocking NCCL ring");
+  app.add_flag("--nonblocking-ring", o.nonblocking_ring,
+               "collectives on a non-blocking NCCL ring (the default ring is blocking)");
   CLI11_PARSE(app, argc, argv);
   try {
     return run(o);

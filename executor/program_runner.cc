@@ -111,10 +111,8 @@ ProgramRunner::ProgramRunner(const Program& startup, const Program& main,
                              ProgramRunOptions options)
     : main_block_(main.global_block()),
       options_(std::move(options)),
-      startup_(startup, RunServices{.device = options_.device, .comms = options_.comms,
-                                    .seed = options_.seed}),
-      main_(main, RunServices{.device = options_.device, .comms = options_.comms,
-                              .seed = options_.seed}) {
+      startup_(startup, services_for(options_)),
+      main_(main, services_for(options_)) {
   std::unordered_set<std::string> inputs;
   for (const std::string& name : unbound_inputs(main_block_)) {
     direct_inputs_.push_back(name);
@@ -168,6 +166,19 @@ ProgramRunner::ProgramRunner(const Program& startup, const Program& main,
   }
 }
 
+RunServices ProgramRunner::services_for(const ProgramRunOptions& options) {
+  if (options.device.kind != DeviceKind::CPU &&
+      (!options.runtime || options.runtime->device() != options.device))
+    throw Error("a run on " + options.device.to_string() +
+                " needs that device's DeviceRuntime (ProgramRunOptions::runtime)");
+  RunServices services;
+  services.device = options.device;
+  services.comms = options.comms;
+  services.device_context = options.runtime ? options.runtime->context() : nullptr;
+  services.seed = options.seed;
+  return services;
+}
+
 void ProgramRunner::run_startup() { startup_.run(scope_); }
 
 Tensor ProgramRunner::input_for(const std::string& name) {
@@ -179,7 +190,12 @@ Tensor ProgramRunner::input_for(const std::string& name) {
 }
 
 Fetched ProgramRunner::run_step() {
-  for (const std::string& name : direct_inputs_) scope_.var(name) = input_for(name);
+  for (const std::string& name : direct_inputs_) {
+    if (options_.runtime)
+      options_.runtime->bind(scope_, name, input_for(name));
+    else
+      scope_.var(name) = input_for(name);
+  }
   std::vector<Tensor> feed_list;
   for (const auto& [col, name] : fed_) {
     if (feed_list.size() <= static_cast<std::size_t>(col))
@@ -188,6 +204,9 @@ Fetched ProgramRunner::run_step() {
   }
   std::vector<Tensor> fetched_by_ops = main_.run(scope_, std::move(feed_list));
   ++steps_;
+  // A step on a GPU ends when its streams are idle: its errors (and a dead
+  // peer, after the comm timeout) surface here, not a step later.
+  if (options_.runtime) options_.runtime->synchronize(options_.comms);
   Fetched out;
   for (std::size_t i = 0; i < fetch_.size(); ++i) {
     if (fetch_from_ops_) {
@@ -198,7 +217,8 @@ Fetched ProgramRunner::run_step() {
     const Tensor* t = scope_.find(fetch_[i]);
     if (!t || !t->initialized())
       throw Error("fetch '" + fetch_[i] + "': the main program left no value in it");
-    out.emplace_back(fetch_[i], *t);
+    out.emplace_back(fetch_[i],
+                     options_.runtime ? options_.runtime->to_host(*t, options_.comms) : *t);
   }
   return out;
 }

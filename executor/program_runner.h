@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "executor/device_runtime.h"
 #include "executor/executor.h"
 
 namespace ctp {
@@ -19,6 +20,10 @@ struct ProgramRunOptions {
   uint64_t seed = 0;   // RunServices::seed, and the synthetic data's seed
   int rank = 0;        // mixed into the synthetic data: workers see different samples
   Device device;
+  // Required when `device` is a GPU (it holds the streams kernels run on):
+  // inputs are moved into it and fetched values brought back to the host.
+  // Must outlive the runner and `comms`.
+  DeviceRuntime* runtime = nullptr;
   CommunicatorManager* comms = nullptr;
   // Inputs bound to fixed tensors (the same every step), by var name.
   std::map<std::string, Tensor> feeds;
@@ -38,7 +43,8 @@ class ProgramRunner {
   ProgramRunner(const Program& startup, const Program& main, ProgramRunOptions options);
 
   void run_startup();
-  // One step of the main program; returns the fetched vars in order.
+  // One step of the main program; returns the fetched vars in order, in
+  // host memory (on a GPU, once the step has finished on every stream).
   Fetched run_step();
 
   Scope& scope() { return scope_; }
@@ -49,6 +55,7 @@ class ProgramRunner {
 
  private:
   Tensor input_for(const std::string& name);
+  static RunServices services_for(const ProgramRunOptions& options);
 
   const Block& main_block_;
   ProgramRunOptions options_;

@@ -1,6 +1,8 @@
 #include "samples/cluster_data.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -93,6 +95,41 @@ Batch rows(const ClusterData& data, int64_t begin, int64_t end, DataType dtype) 
   std::vector<int64_t> indices;
   for (int64_t i = begin; i < end; ++i) indices.push_back(i);
   return gather(data, indices, dtype);
+}
+
+BatchSource::BatchSource(const ClusterData& data, DataType dtype)
+    : features_(rows(data, 0, data.size(), dtype).features), labels_(data.labels),
+      dim_(data.dim) {}
+
+void BatchSource::shard(int64_t step, int64_t global_batch, int rank, int world,
+                        Batch& into) const {
+  const auto samples = static_cast<int64_t>(labels_.size());
+  if (world < 1 || rank < 0 || rank >= world || global_batch < world || global_batch % world)
+    throw Error("global batch " + std::to_string(global_batch) + " cannot be split evenly over " +
+                std::to_string(world) + " workers (rank " + std::to_string(rank) + ")");
+  const int64_t local = global_batch / world;
+  const DataType dtype = features_.dtype();
+  const std::vector<int64_t> shape{local, dim_};
+  if (!into.features.initialized() || into.features.dtype() != dtype ||
+      into.features.shape() != shape)
+    into.features = Tensor(dtype, shape);
+  if (!into.labels.initialized() || into.labels.shape() != std::vector<int64_t>{local, 1})
+    into.labels = Tensor(DataType::INT64, {local, 1});
+  const std::size_t row_bytes = static_cast<std::size_t>(dim_) * element_size(dtype);
+  const char* src = static_cast<const char*>(features_.raw_data());
+  char* dst = static_cast<char*>(into.features.raw_data());
+  const int64_t first = step * global_batch + rank * local;
+  // Runs of consecutive rows up to the wrap-around: one memcpy each.
+  for (int64_t r = 0; r < local;) {
+    const int64_t i = (first + r) % samples;
+    const int64_t run = std::min(local - r, samples - i);
+    std::memcpy(dst + static_cast<std::size_t>(r) * row_bytes,
+                src + static_cast<std::size_t>(i) * row_bytes,
+                static_cast<std::size_t>(run) * row_bytes);
+    std::memcpy(into.labels.data<int64_t>() + r, labels_.data() + i,
+                static_cast<std::size_t>(run) * sizeof(int64_t));
+    r += run;
+  }
 }
 
 }  // namespace ctp::samples

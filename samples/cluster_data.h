@@ -35,4 +35,21 @@ Batch shard_batch(const ClusterData& data, int64_t step, int64_t global_batch, i
 // Rows [begin, end) of the data set (for evaluation).
 Batch rows(const ClusterData& data, int64_t begin, int64_t end, DataType dtype);
 
+// The data set converted to `dtype` once, so that a training loop copies its
+// batches out row by row into buffers it reuses: shard_batch converts every
+// element and allocates fresh tensors on each call, host time that a GPU step
+// would otherwise wait for.
+class BatchSource {
+ public:
+  BatchSource(const ClusterData& data, DataType dtype);
+  // The rows of shard_batch(data, step, global_batch, rank, world, dtype),
+  // written into `into` (reallocated only when its shape or dtype differ).
+  void shard(int64_t step, int64_t global_batch, int rank, int world, Batch& into) const;
+
+ private:
+  Tensor features_;  // [samples, dim]
+  std::vector<int64_t> labels_;
+  int64_t dim_;
+};
+
 }  // namespace ctp::samples

@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "executor/communicator.h"
+#include "executor/device_runtime.h"
 #include "executor/executor.h"
 #include "executor/npy.h"
 #include "executor/thread_group_driver.h"
@@ -83,6 +84,8 @@ void transpile_programs(const TrainerOptions& o, int threads, MlpPrograms& p) {
 
 struct Worker {
   int index = 0;  // among all workers of the job: process-major
+  DeviceRuntime* runtime = nullptr;
+  Batch batch;  // this worker's host batch, reused every step
   Scope scope;
   std::unique_ptr<Executor> startup, main, eval;
 };
@@ -94,6 +97,10 @@ class LocalWorkers {
   LocalWorkers(const TrainerOptions& o, int threads, const MlpPrograms& programs) {
     CommOptions comm;
     comm.timeout = o.timeout;
+    // CUDA: one GPU per device thread, from the process's first.
+    for (int i = 0; i < threads; ++i)
+      runtimes_.push_back(std::make_unique<DeviceRuntime>(
+          Device{o.device.kind, o.device.index + (o.device.kind == DeviceKind::CUDA ? i : 0)}));
     RunServices base;
     base.device = o.device;
     std::vector<RunServices*> services;
@@ -104,8 +111,7 @@ class LocalWorkers {
       services.push_back(&single_);
     } else {
       std::vector<Device> devices;
-      for (int i = 0; i < threads; ++i)
-        devices.push_back(Device{o.device.kind, o.device.index + i});
+      for (const auto& runtime : runtimes_) devices.push_back(runtime->device());
       threads_ = std::make_unique<DeviceThreads>(threads, comm, base, devices);
       for (int i = 0; i < threads; ++i) services.push_back(&threads_->services(i));
     }
@@ -113,7 +119,9 @@ class LocalWorkers {
     for (int i = 0; i < threads; ++i) {
       auto w = std::make_unique<Worker>();
       w->index = o.rank * threads + i;
+      w->runtime = runtimes_[static_cast<std::size_t>(i)].get();
       RunServices& s = *services[static_cast<std::size_t>(i)];
+      s.device_context = w->runtime->context();
       s.seed = o.seed + (distinct ? static_cast<uint64_t>(w->index) : 0);
       w->startup = std::make_unique<Executor>(programs.startup, s);
       w->main = std::make_unique<Executor>(programs.main, s);
@@ -133,6 +141,8 @@ class LocalWorkers {
   std::size_t size() const { return workers_.size(); }
 
  private:
+  // First, so destroyed last: the rings of the managers run on their streams.
+  std::vector<std::unique_ptr<DeviceRuntime>> runtimes_;
   std::unique_ptr<CommunicatorManager> manager_;
   RunServices single_;
   std::unique_ptr<DeviceThreads> threads_;
@@ -154,15 +164,17 @@ std::string progress_bar(int64_t step, int64_t steps) {
 // minus min through all-reduces on ring 0): 0 exactly when all are equal.
 void parameter_spread(Worker& w, const std::vector<std::string>& params, double& spread,
                       std::string& worst) {
-  Communicator& ring = w.main->services().comms->get(0);
+  CommunicatorManager* comms = w.main->services().comms;
+  Communicator& ring = comms->get(0);
   spread = 0;
   for (const std::string& name : params) {
-    const Tensor& p = w.scope.get(name);
-    Tensor high(p.dtype(), p.shape()), low(p.dtype(), p.shape());
-    std::memcpy(high.raw_data(), p.raw_data(), p.bytes());
-    std::memcpy(low.raw_data(), p.raw_data(), p.bytes());
-    ring.all_reduce(high, ReduceOp::Max);
-    ring.all_reduce(low, ReduceOp::Min);
+    const Tensor p = w.runtime->to_host(w.scope.get(name), comms);
+    Tensor high_on_device = w.runtime->copy_to_device(p);
+    Tensor low_on_device = w.runtime->copy_to_device(p);
+    ring.all_reduce(high_on_device, ReduceOp::Max);
+    ring.all_reduce(low_on_device, ReduceOp::Min);
+    const Tensor high = w.runtime->to_host(high_on_device, comms);
+    const Tensor low = w.runtime->to_host(low_on_device, comms);
     for (int64_t i = 0; i < p.numel(); ++i) {
       const double d = p.dtype() == DataType::FP64 ? high.data<double>()[i] - low.data<double>()[i]
                                                    : high.data<float>()[i] - low.data<float>()[i];
@@ -176,10 +188,10 @@ void parameter_spread(Worker& w, const std::vector<std::string>& params, double&
 
 double accuracy(Worker& w, const MlpPrograms& programs, const ClusterData& data, DataType dtype) {
   Batch all = rows(data, 0, data.size(), dtype);
-  w.scope.var(programs.input) = all.features;
-  w.scope.var(programs.label) = all.labels;
+  w.runtime->bind(w.scope, programs.input, all.features);
+  w.runtime->bind(w.scope, programs.label, all.labels);
   w.eval->run(w.scope);
-  const Tensor& p = w.scope.get(programs.probabilities);
+  const Tensor p = w.runtime->to_host(w.scope.get(programs.probabilities), w.eval->services().comms);
   const int64_t classes = data.classes;
   int64_t correct = 0;
   for (int64_t i = 0; i < data.size(); ++i) {
@@ -201,7 +213,25 @@ void save_parameters(const TrainerOptions& o, Worker& w, const std::vector<std::
       std::filesystem::path(o.save_params_dir) / ("worker" + std::to_string(w.index));
   std::filesystem::create_directories(dir);
   for (const std::string& name : params)
-    write_file_atomically((dir / (name + ".npy")).string(), tensor_to_npy(w.scope.get(name)));
+    write_file_atomically((dir / (name + ".npy")).string(),
+                          tensor_to_npy(w.runtime->to_host(w.scope.get(name), w.main->services().comms)));
+}
+
+// The bytes of the fused buffers coalesce_tensor made in `main` (0 when it
+// has none) and, in `payload`, of the gradients viewed in them.
+uint64_t fused_buffer_footprint(Worker& w, const Program& main, uint64_t& payload) {
+  uint64_t total = 0;
+  payload = 0;
+  for (const Op& op : main.global_block().ops()) {
+    if (op.type != "coalesce_tensor") continue;
+    const auto* fused = op.output("FusedOutput");
+    if (!fused || fused->empty()) continue;
+    if (const Tensor* t = w.scope.find((*fused)[0]); t && t->initialized()) total += t->bytes();
+    if (const auto* views = op.output("Output"))
+      for (const std::string& name : *views)
+        if (const Tensor* t = w.scope.find(name); t && t->initialized()) payload += t->bytes();
+  }
+  return total;
 }
 
 }  // namespace
@@ -215,6 +245,7 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
   transpile_programs(o, threads, programs);
   const ClusterData data =
       make_clusters(o.samples, o.model.input_dim, o.model.classes, o.data_seed, o.separation, o.spread);
+  const BatchSource batches(data, o.model.dtype);
   LocalWorkers local(o, threads, programs);
 
   if (leader) {
@@ -222,7 +253,8 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
     for (int64_t h : o.model.hidden) shape += "-" + std::to_string(h);
     out << "MLP " << shape << "-" << o.model.classes << ", " << to_string(o.model.optimizer)
         << " (lr " << o.model.learning_rate << "), mode " << o.mode << ": " << workers
-        << " worker(s) = " << o.world_size << " process(es) x " << threads << " thread(s)\n"
+        << " worker(s) = " << o.world_size << " process(es) x " << threads << " thread(s) on "
+        << (o.device.kind == DeviceKind::CUDA ? "GPUs" : "CPUs") << "\n"
         << "data: " << o.samples << " samples in " << o.model.classes
         << " Gaussian clusters; global batch " << o.global_batch << " (" << o.global_batch / workers
         << " per worker); " << o.steps << " steps\n";
@@ -239,13 +271,17 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
   TrainerReport report;
   report.workers = workers;
   std::vector<double> step_losses(local.size());
+  auto after_first_step = start;
   for (int64_t step = 0; step < o.steps; ++step) {
+    if (step == 1) after_first_step = std::chrono::steady_clock::now();
     local.run([&](Worker& w) {
-      Batch b = shard_batch(data, step, o.global_batch, w.index, workers, o.model.dtype);
-      w.scope.var(programs.input) = b.features;
-      w.scope.var(programs.label) = b.labels;
+      Batch& b = w.batch;
+      batches.shard(step, o.global_batch, w.index, workers, b);
+      w.runtime->bind(w.scope, programs.input, b.features);
+      w.runtime->bind(w.scope, programs.label, b.labels);
       w.main->run(w.scope);
-      step_losses[static_cast<std::size_t>(w.index - o.rank * threads)] = scalar(w.scope.get(programs.loss));
+      step_losses[static_cast<std::size_t>(w.index - o.rank * threads)] =
+          scalar(w.runtime->to_host(w.scope.get(programs.loss), w.main->services().comms));
     });
     double mean = 0;
     for (double l : step_losses) mean += l / static_cast<double>(step_losses.size());
@@ -258,8 +294,11 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
       out << line << std::endl;
     }
   }
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const auto end = std::chrono::steady_clock::now();
+  const double seconds = std::chrono::duration<double>(end - start).count();
+  if (o.steps > 1)
+    report.seconds_per_step = std::chrono::duration<double>(end - after_first_step).count() /
+                              static_cast<double>(o.steps - 1);
 
   std::vector<double> spreads(local.size(), 0.0);
   std::vector<std::string> worst(local.size());
@@ -283,6 +322,20 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
                 o.rank, 100.0 * report.accuracy, static_cast<long long>(data.size()),
                 100.0 / static_cast<double>(o.model.classes), static_cast<long long>(o.steps), seconds);
   out << summary << "\n";
+  if (o.steps > 1) {
+    std::snprintf(summary, sizeof summary,
+                  "rank %d: %.3f ms per step after the first (%lld steps; each includes the "
+                  "batch upload and the loss read-back)",
+                  o.rank, 1000.0 * report.seconds_per_step, static_cast<long long>(o.steps - 1));
+    out << summary << "\n";
+  }
+  report.fused_gradient_bytes = fused_buffer_footprint(local.first(), programs.main,
+                                                       report.fused_payload_bytes);
+  if (report.fused_gradient_bytes)
+    out << "rank " << o.rank << ": coalesced gradient buffer(s) on "
+        << local.first().runtime->device().to_string() << ": " << report.fused_gradient_bytes
+        << " bytes (" << report.fused_payload_bytes << " bytes of gradients + "
+        << report.fused_gradient_bytes - report.fused_payload_bytes << " bytes of alignment)\n";
   const RunCounters& counters = local.first().main->services().counters;
   if (counters.coalesce_layouts)
     out << "rank " << o.rank << ": fused gradient buffers laid out " << counters.coalesce_layouts

@@ -52,6 +52,12 @@ struct TrainerReport {
   double max_param_difference = 0;  // over every worker and parameter element
   std::string most_different_param;
   int workers = 1;
+  double seconds_per_step = 0;  // wall time per step after the first (0 for < 2 steps)
+  // The coalesced gradient buffers (coalesce_tensor's FusedOutput), bytes in
+  // all and bytes of the gradients in them (the rest is alignment); 0 when
+  // the mode fuses nothing.
+  uint64_t fused_gradient_bytes = 0;
+  uint64_t fused_payload_bytes = 0;
   bool identical() const { return max_param_difference == 0; }
 };
 

@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "executor/communicator.h"
+#include "executor/device_runtime.h"
 #include "executor/npy.h"
 #include "executor/program_runner.h"
 #include "executor/thread_group_driver.h"
@@ -90,15 +91,20 @@ void run(const RunArgs& a) {
     options.feeds[spec.substr(0, eq)] = read_npy_file(spec.substr(eq + 1));
   }
 
-  // One runner per device thread; worker w = rank * threads + thread.
+  // One runner per device thread; worker w = rank * threads + thread. The
+  // devices' runtimes come first: the rings made on them must go before them.
+  std::vector<std::unique_ptr<DeviceRuntime>> runtimes;
+  const bool gpu_run = options.device.kind == DeviceKind::CUDA;
+  for (int i = 0; i < a.threads; ++i)  // CUDA: one GPU per thread, from the process's first
+    runtimes.push_back(std::make_unique<DeviceRuntime>(
+        Device{options.device.kind, options.device.index + (gpu_run ? i : 0)}));
   std::unique_ptr<CommunicatorManager> single;
   std::unique_ptr<DeviceThreads> threads;
   if (a.threads == 1) {
     single = std::make_unique<CommunicatorManager>(comm);
   } else {
     std::vector<Device> devices;
-    for (int i = 0; i < a.threads; ++i)
-      devices.push_back(Device{options.device.kind, options.device.index + i});
+    for (const auto& runtime : runtimes) devices.push_back(runtime->device());
     threads = std::make_unique<DeviceThreads>(a.threads, comm, RunServices{}, devices);
   }
   std::vector<std::unique_ptr<ProgramRunner>> runners;
@@ -108,9 +114,10 @@ void run(const RunArgs& a) {
     // Workers initialise identically unless asked otherwise (a startup
     // broadcast then has nothing to fix).
     o.seed = a.seed_by_rank ? a.seed + static_cast<uint64_t>(o.rank) : a.seed;
+    o.runtime = runtimes[static_cast<std::size_t>(i)].get();
+    o.device = o.runtime->device();
     if (threads) {
       o.comms = &threads->comms(i);
-      o.device = threads->services(i).device;
     } else {
       o.comms = single.get();
     }

@@ -1,7 +1,9 @@
 // Ring 0 for the GPU benchmarks, made as a worker makes it: a startup
-// program of c_gen_nccl_id (the unique id over TCP) and c_comm_init, run by
-// the executor. With `blocking`, a second id is exchanged the same way and
-// the bench joins a blocking ring itself (NcclRingSetup::blocking_unique_id).
+// program of c_gen_nccl_id (the ids over TCP) and c_comm_init, run by the
+// executor, which gives the default ring (blocking, inline launches). With
+// `nonblocking_only`, the bench joins with the first id only, which gives the
+// non-blocking ring that c_comm_init made before the blocking one became the
+// default (kept for comparison).
 #pragma once
 #ifdef CTP_HAVE_CUDA
 #include <string>
@@ -15,8 +17,8 @@
 namespace ctp::bench {
 
 inline NcclCommunicator& join_ring0(int rank, int nranks, const std::string& endpoint_list,
-                                    bool blocking, DeviceContext& dc, CommunicatorManager& comms,
-                                    const RunServices& services) {
+                                    bool nonblocking_only, DeviceContext& dc,
+                                    CommunicatorManager& comms, const RunServices& services) {
   std::vector<std::string> endpoints;
   for (const auto& e : net::parse_endpoint_list(endpoint_list, "--endpoints"))
     endpoints.push_back(e.host + ":" + std::to_string(e.port));
@@ -37,22 +39,17 @@ inline NcclCommunicator& join_ring0(int rank, int nranks, const std::string& end
         .attr("endpoint", endpoints[rank]).attr("other_endpoints", others);
   };
   gen_id("comm_id_0");
-  if (blocking)
-    gen_id("comm_id_0b");
-  else
+  if (!nonblocking_only)
     pb.op("c_comm_init").in("X", "comm_id_0").attr("nranks", nranks).attr("rank", rank)
         .attr("ring_id", 0);
   const Program startup = pb.build();
   Scope scope;
   Executor(startup, services).run(scope);
-  if (blocking) {
-    const auto bytes = [&](const char* var) {
-      const Tensor& t = scope.get(var);
-      return std::string(static_cast<const char*>(t.raw_data()), t.bytes());
-    };
+  if (nonblocking_only) {
+    const Tensor& ids = scope.get("comm_id_0");
     NcclRingSetup setup;
-    setup.unique_id = bytes("comm_id_0");
-    setup.blocking_unique_id = bytes("comm_id_0b");
+    set_ring_ids(setup, std::string(static_cast<const char*>(ids.raw_data()), ids.bytes()), "");
+    setup.blocking_unique_id.clear();
     setup.rank = rank;
     setup.size = nranks;
     setup.ring_id = 0;

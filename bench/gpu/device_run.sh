@@ -1,50 +1,118 @@
 #!/usr/bin/env bash
 # One device-machine session's work, from the source root: configure and build
-# the CUDA backend, run the GPU tests, then the benchmarks of ctp and of
-# PyTorch on the same GPUs, one after the other:
-#   (a) all-reduce bus bandwidth, 8 B to 1 GiB (gpu_allreduce_bench, torch_allreduce.py)
-#   (b) one step's gradient synchronisation for ResNet-50 and BERT-large
-#       gradient shapes (gpu_grad_sync_bench, torch_grad_sync.py)
-# OUT_DIR receives build.log (with the machine), gpu_tests.log, bench.log and
-# the CSVs: ctp_allreduce(_blocking), torch_allreduce, ctp_grad_sync,
-# torch_grad_sync. Each benchmark runs in its own processes, so a crash of one
-# costs only its own figures.
+# the CUDA backend, then any of (comma-separated WHAT, default all):
+#   tests   ctp_gpu_tests (every GPU test)
+#   train   the sample trainer and `ctp run` on GPUs against the CPU: 1 GPU,
+#           2 GPUs one process each (ctp launch), 2 GPUs of one process
+#           (--threads 2); final parameters compared (bench/gpu/compare_params.py)
+#   a       all-reduce bus bandwidth, 8 B to 1 GiB: ctp (default ring, and the
+#           non-blocking ring) against torch.distributed, same run
+#   b       one step's gradient synchronisation for ResNet-50 and BERT-large
+#           gradient shapes (gpu_grad_sync_bench, torch_grad_sync.py)
+#   c       a training step of the sample MLP at 1 and NGPUS GPUs, ctp against
+#           PyTorch (DDP) on the same model (bench/gpu/torch_mlp_ddp.py)
+# OUT_DIR receives build.log (with the machine), one log per part (gpu_tests,
+# train, bench_a, bench_b, bench_c) and the CSVs. Each benchmark runs in its
+# own processes, ctp and PyTorch one after the other on the same GPUs.
 #
-#   bench/gpu/device_run.sh OUT_DIR CLI11_PREFIX [NGPUS] [WHAT: all|tests|bench]
+#   bench/gpu/device_run.sh OUT_DIR CLI11_PREFIX [NGPUS] [WHAT]
 set -u
 OUT=${1:?OUT_DIR}
 CLI11=${2:?CLI11_PREFIX}
 NGPUS=${3:-2}
 WHAT=${4:-all}
+[ "$WHAT" = all ] && WHAT=tests,train,a,b,c
+want() { [[ ",$WHAT," == *",$1,"* ]]; }
 # NVLink multicast stays off on shared hosts (see the device notes).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 mkdir -p "$OUT"
-{ date -u; nvidia-smi; nvidia-smi topo -m; /usr/local/cuda/bin/nvcc --version
+{ date -u; git log -1 --format='commit %H' 2>/dev/null; nvidia-smi; nvidia-smi topo -m
+  /usr/local/cuda/bin/nvcc --version
   python3 -c 'import torch; print("torch", torch.__version__, "nccl", torch.cuda.nccl.version())'
 } > "$OUT/build.log" 2>&1
 
+targets="ctp_gpu_tests ctp_cli ctp_sample_trainer gpu_allreduce_bench"
+want b && targets+=" gpu_grad_sync_bench"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTP_WITH_GLOO=OFF -DCTP_WITH_CUDA=ON \
   -DCTP_BUILD_BENCH=ON -DCMAKE_PREFIX_PATH="$CLI11" -DCMAKE_CXX_FLAGS="-I$CLI11/include" \
   >> "$OUT/build.log" 2>&1 &&
-cmake --build build -j16 --target ctp_gpu_tests gpu_allreduce_bench gpu_grad_sync_bench \
-  >> "$OUT/build.log" 2>&1
+cmake --build build -j16 --target $targets >> "$OUT/build.log" 2>&1
 if [ $? -ne 0 ]; then
   echo "BUILD FAILED"; grep -E "error|Error" "$OUT/build.log" | head -40; exit 1
 fi
-echo "build ok"
+echo "build ok ($(date -u +%T))"
+CTP=./build/ctp
+TRAINER=./build/samples/ctp_sample_trainer
 
-if [ "$WHAT" = all ] || [ "$WHAT" = tests ]; then
+if want tests; then
   timeout 300 ./build/tests/ctp_gpu_tests > "$OUT/gpu_tests.log" 2>&1
-  echo "ctp_gpu_tests exit $?"
+  echo "ctp_gpu_tests exit $? ($(date -u +%T))"
   grep -E "^\[  (FAILED|PASSED|SKIPPED) |^\[       OK|tests ran|Failure|rror|Expected|Which is|actual" \
-    "$OUT/gpu_tests.log" | head -60
+    "$OUT/gpu_tests.log" | head -80
 fi
 
-# Runs one process per GPU of a ctp benchmark; rank 0's output goes to bench.log.
+free_base_port() { echo $((29600 + RANDOM % 300)); }
+
+if want train; then
+  T=/tmp/ctp_train; rm -rf "$T"; mkdir -p "$T"
+  # Small model, the trainer's defaults; GPU and CPU runs must end with the
+  # same parameters within FP32 tolerance.
+  common=(--optimizer adam --steps 40 --batch 64 --log-every 10)
+  {
+    echo "== 1 GPU against the CPU (mode none)"
+    $TRAINER --mode none --device cpu "${common[@]}" --save-params "$T/cpu1"
+    $TRAINER --mode none --device gpu "${common[@]}" --save-params "$T/gpu1"
+    python3 bench/gpu/compare_params.py "$T/cpu1" "$T/gpu1"
+    echo "== $NGPUS GPUs, one process each (ctp launch), grad_allreduce, against 1 CPU worker"
+    timeout 120 $CTP launch --nproc "$NGPUS" --base-port "$(free_base_port)" -- \
+      $TRAINER --mode grad_allreduce --device gpu "${common[@]}" --save-params "$T/gpuN"
+    echo "ctp launch exit $?"
+    python3 bench/gpu/compare_params.py "$T/cpu1" "$T/gpuN"
+    echo "== $NGPUS GPUs of one process (--threads $NGPUS), single_process_multi_thread, against CPU threads"
+    $TRAINER --mode single_process_multi_thread --threads "$NGPUS" --device cpu "${common[@]}" \
+      --save-params "$T/cpuT"
+    $TRAINER --mode single_process_multi_thread --threads "$NGPUS" --device gpu "${common[@]}" \
+      --save-params "$T/gpuT"
+    python3 bench/gpu/compare_params.py "$T/cpuT" "$T/gpuT"
+
+    echo "== ctp run --device gpu: a transpiled program, every rank fed the same batch"
+    G=tests/golden/grad_allreduce_adam_n2_r1_ring1_multihost
+    python3 -c "
+import random, sys
+sys.path.insert(0, 'bench/gpu')
+import npy_lite
+rng = random.Random(3)
+npy_lite.save('$T/x.npy', (64, 32), [rng.uniform(-1, 1) for _ in range(64 * 32)])
+npy_lite.save('$T/label.npy', (64, 1), [rng.randrange(10) for _ in range(64)], '<i8')"
+    base=$(free_base_port)
+    eps=""; for r in $(seq 0 $((NGPUS - 1))); do eps+="${eps:+,}127.0.0.1:$((base + r))"; done
+    $CTP transpile --mode grad_allreduce --all-ranks --endpoints "$eps" \
+      --startup $G/startup.json --main $G/main.json -o "$T/ga"
+    feeds=(--feed "x=$T/x.npy" --feed "label=$T/label.npy")
+    echo "-- CPU, one worker, untranspiled"
+    $CTP run --device cpu --startup $G/startup.json --main $G/main.json --steps 5 "${feeds[@]}"
+    echo "-- $NGPUS GPUs, ctp launch, grad_allreduce (same batch on every rank: same losses)"
+    timeout 120 $CTP launch --nproc "$NGPUS" --base-port "$base" -- \
+      $CTP run --device gpu --startup "$T/ga/rank_{rank}/startup.pb" \
+      --main "$T/ga/rank_{rank}/main.pb" --steps 5 "${feeds[@]}"
+    echo "ctp launch exit $?"
+    $CTP transpile --mode single_process_multi_thread --endpoints 127.0.0.1:6170 --rank 0 \
+      --selected-gpus "$(seq -s, 0 $((NGPUS - 1)))" \
+      --startup $G/startup.json --main $G/main.json -o "$T/spmt"
+    for dev in cpu gpu; do
+      echo "-- --threads $NGPUS on $dev, single_process_multi_thread, synthetic inputs"
+      $CTP run --device $dev --threads "$NGPUS" --startup "$T/spmt/startup.pb" \
+        --main "$T/spmt/main.pb" --steps 5 --batch 32
+    done
+  } > "$OUT/train.log" 2>&1
+  echo "train done ($(date -u +%T))"; cat "$OUT/train.log"
+fi
+
+# Runs one process per GPU of a ctp benchmark; rank 0's output goes to stdout.
 run_ctp() {
   local bench=$1; shift
   local endpoints="" pids=() r
-  local base=$((29600 + RANDOM % 200))
+  local base=$(free_base_port)
   for r in $(seq 0 $((NGPUS - 1))); do endpoints+="${endpoints:+,}127.0.0.1:$((base + r))"; done
   for r in $(seq 0 $((NGPUS - 1))); do
     timeout 240 "./build/bench/$bench" --rank "$r" --nranks "$NGPUS" --endpoints "$endpoints" "$@" \
@@ -57,25 +125,69 @@ run_ctp() {
   done
   cat "/tmp/${bench}_rank0.log"
 }
+torch_quiet() { grep -v "^W\|OMP_NUM\|^\*"; }
 
-if [ "$WHAT" = all ] || [ "$WHAT" = bench ]; then
+if want a; then
   {
-    echo "== (a) all-reduce: ctp (executor) and raw NCCL through ctp's communicator"
+    echo "== (a) all-reduce: ctp, default ring (c_gen_nccl_id + c_comm_init)"
     run_ctp gpu_allreduce_bench --csv "$OUT/ctp_allreduce.csv"
-    echo "== (a) all-reduce: ctp on a blocking NCCL ring (--blocking-ring)"
-    run_ctp gpu_allreduce_bench --blocking-ring --csv "$OUT/ctp_allreduce_blocking.csv"
     echo "== (a) all-reduce: torch.distributed"
     timeout 240 torchrun --standalone --nproc_per_node "$NGPUS" bench/gpu/torch_allreduce.py \
-      --csv "$OUT/torch_allreduce.csv" 2>&1 | grep -v "^W\|OMP_NUM\|^\*"
+      --csv "$OUT/torch_allreduce.csv" 2>&1 | torch_quiet
+    echo "== (a) all-reduce: ctp on the non-blocking ring (--nonblocking-ring)"
+    run_ctp gpu_allreduce_bench --nonblocking-ring --csv "$OUT/ctp_allreduce_nonblocking.csv"
+  } > "$OUT/bench_a.log" 2>&1
+  echo "bench a done ($(date -u +%T))"; cat "$OUT/bench_a.log"
+fi
+
+if want b; then
+  {
     echo "== (b) gradient shapes"
     timeout 120 python3 bench/gpu/model_grad_shapes.py /tmp/grad_shapes.txt 2>&1 | grep -v Warning
     echo "== (b) gradient sync: ctp"
     run_ctp gpu_grad_sync_bench --shapes /tmp/grad_shapes.txt --csv "$OUT/ctp_grad_sync.csv"
-    echo "== (b) gradient sync: ctp on a blocking NCCL ring (--blocking-ring)"
-    run_ctp gpu_grad_sync_bench --blocking-ring --shapes /tmp/grad_shapes.txt
     echo "== (b) gradient sync: torch"
     timeout 240 torchrun --standalone --nproc_per_node "$NGPUS" bench/gpu/torch_grad_sync.py \
-      /tmp/grad_shapes.txt --csv "$OUT/torch_grad_sync.csv" 2>&1 | grep -v "^W\|OMP_NUM\|^\*"
-  } > "$OUT/bench.log" 2>&1
-  cat "$OUT/bench.log"
+      /tmp/grad_shapes.txt --csv "$OUT/torch_grad_sync.csv" 2>&1 | torch_quiet
+  } > "$OUT/bench_b.log" 2>&1
+  echo "bench b done ($(date -u +%T))"; cat "$OUT/bench_b.log"
+fi
+
+if want c; then
+  # The same per-GPU batch at every GPU count (weak scaling, as DDP is used).
+  PER_GPU=${PER_GPU:-4096}
+  model=(--dim 1024 --hidden 4096,4096 --classes 16 --samples 16384)
+  {
+    for n in 1 "$NGPUS"; do
+      batch=$((PER_GPU * n))
+      echo "== (c) ctp, $n GPU(s), global batch $batch"
+      if [ "$n" = 1 ]; then
+        timeout 180 $TRAINER --mode none --device gpu "${model[@]}" --steps 30 --batch $batch --log-every 0
+      else
+        timeout 180 $CTP launch --nproc "$n" --base-port "$(free_base_port)" -- \
+          $TRAINER --mode grad_allreduce --device gpu "${model[@]}" --steps 30 --batch $batch \
+          --log-every 0
+      fi
+      echo "== (c) torch, $n GPU(s), global batch $batch"
+      if [ "$n" = 1 ]; then
+        timeout 180 python3 bench/gpu/torch_mlp_ddp.py "${model[@]}" --steps 30 --batch $batch \
+          --csv "$OUT/torch_mlp.csv" 2>&1 | torch_quiet
+      else
+        timeout 180 torchrun --standalone --nproc_per_node "$n" bench/gpu/torch_mlp_ddp.py \
+          "${model[@]}" --steps 30 --batch $batch --csv "$OUT/torch_mlp.csv" 2>&1 | torch_quiet
+      fi
+    done
+    # Where a ctp step's GPU time goes (kernel summary), when nsys is there.
+    if command -v nsys > /dev/null; then
+      echo "== (c) nsys: ctp, 1 GPU, 10 steps"
+      timeout 120 nsys profile -o /tmp/ctp_c1 --force-overwrite true --stats=false \
+        $TRAINER --mode none --device gpu "${model[@]}" --steps 10 --batch $PER_GPU --log-every 0 \
+        > /dev/null 2>&1
+      timeout 60 nsys stats --report cuda_gpu_kern_sum,cuda_gpu_mem_time_sum --format table \
+        /tmp/ctp_c1.nsys-rep 2>&1 | cut -c1-220 | head -60
+    else
+      echo "(nsys not found: no kernel summary)"
+    fi
+  } > "$OUT/bench_c.log" 2>&1
+  echo "bench c done ($(date -u +%T))"; cat "$OUT/bench_c.log"
 fi

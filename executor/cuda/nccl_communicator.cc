@@ -118,10 +118,27 @@ std::string make_nccl_unique_id() {
   return std::string(id.internal, sizeof(id.internal));
 }
 
+std::string make_nccl_ring_ids() { return make_nccl_unique_id() + make_nccl_unique_id(); }
+
+void set_ring_ids(NcclRingSetup& setup, const std::string& bytes, const std::string& where) {
+  constexpr std::size_t one = sizeof(ncclUniqueId::internal);
+  if (bytes.size() == 2 * one) {
+    setup.unique_id = bytes.substr(0, one);
+    setup.blocking_unique_id = bytes.substr(one);
+  } else if (bytes.size() == one) {
+    setup.unique_id = bytes;
+    setup.blocking_unique_id.clear();
+  } else {
+    throw Error(where + "the unique id has " + std::to_string(bytes.size()) +
+                " bytes; c_gen_nccl_id makes " + std::to_string(2 * one) + " (two NCCL ids of " +
+                std::to_string(one) + ") (was it made by a CPU run's c_gen_nccl_id?)");
+  }
+}
+
 NcclCommunicator::NcclCommunicator(ncclComm* comm, int rank, int size, int ring_id,
-                                   DeviceContext* device, CommOptions options)
+                                   DeviceContext* device, CommOptions options, bool blocking)
     : comm_(comm), rank_(rank), size_(size), ring_id_(ring_id), device_(device),
-      device_index_(device->index()), options_(options) {}
+      device_index_(device->index()), options_(options), blocking_(blocking) {}
 
 std::unique_ptr<NcclCommunicator> NcclCommunicator::connect(const NcclRingSetup& setup) {
   std::string where = "rank " + std::to_string(setup.rank) + " of " + std::to_string(setup.size) +
@@ -149,10 +166,10 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::connect(const NcclRingSetup&
     ncclCommAbort(comm);
     throw Error(where + message);
   }
-  if (!setup.blocking_unique_id.empty())
-    comm = blocking_successor(comm, setup, where);
+  const bool blocking = !setup.blocking_unique_id.empty();
+  if (blocking) comm = blocking_successor(comm, setup, where);
   return std::unique_ptr<NcclCommunicator>(new NcclCommunicator(
-      comm, setup.rank, setup.size, setup.ring_id, setup.device, setup.options));
+      comm, setup.rank, setup.size, setup.ring_id, setup.device, setup.options, blocking));
 }
 
 std::vector<std::unique_ptr<NcclCommunicator>> NcclCommunicator::connect_all(
@@ -193,7 +210,7 @@ std::vector<std::unique_ptr<NcclCommunicator>> NcclCommunicator::connect_all(
   std::vector<std::unique_ptr<NcclCommunicator>> out;
   for (int i = 0; i < n; ++i)
     out.push_back(std::unique_ptr<NcclCommunicator>(
-        new NcclCommunicator(comms[i], i, n, ring_id, devices[i], options)));
+        new NcclCommunicator(comms[i], i, n, ring_id, devices[i], options, false)));
   return out;
 }
 
@@ -333,7 +350,31 @@ void NcclCommunicator::all_gather(const Tensor& in, Tensor& out, CudaStream stre
   finish_call(r, "all_gather");
 }
 
+// The Communicator interface also takes host tensors: the executor's own
+// messages (the collective-schedule check's fingerprints) and callers'
+// host data travel through this GPU. They are copied in, the collective
+// runs on the ring's stream, and the host waits (polling NCCL, with the
+// timeout) before copying the result back: host memory must hold it on return.
+bool NcclCommunicator::on_host(const Tensor& t) const {
+  return t.initialized() && t.device().kind == DeviceKind::CPU;
+}
+
+void NcclCommunicator::copy_back(const Tensor& staged, Tensor& host, CudaStream stream,
+                                 std::string_view what) {
+  wait(stream, what);
+  const Tensor result = device_->to_host(staged);
+  std::memcpy(host.raw_data(), result.raw_data(), result.bytes());
+}
+
 void NcclCommunicator::all_reduce(Tensor& tensor, ReduceOp op) {
+  if (on_host(tensor)) {
+    Tensor staged = device_->to_device(tensor);
+    CudaStream stream = device_->comm_stream(ring_id_);
+    device_->stream_wait(stream, device_->compute_stream());
+    all_reduce(staged, staged, op, stream);
+    copy_back(staged, tensor, stream, "all_reduce");
+    return;
+  }
   CudaStream stream = device_->comm_stream(ring_id_);
   device_->stream_wait(stream, device_->compute_stream());
   all_reduce(tensor, tensor, op, stream);
@@ -341,6 +382,12 @@ void NcclCommunicator::all_reduce(Tensor& tensor, ReduceOp op) {
 }
 
 void NcclCommunicator::all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op) {
+  bool any_on_host = false;
+  for (const Tensor* t : tensors) any_on_host = any_on_host || on_host(*t);
+  if (any_on_host) {  // no fusion for host data: one staged call each
+    for (Tensor* t : tensors) all_reduce(*t, op);
+    return;
+  }
   CudaStream stream = device_->comm_stream(ring_id_);
   device_->stream_wait(stream, device_->compute_stream());
   all_reduce_many(tensors, op, stream);
@@ -348,6 +395,14 @@ void NcclCommunicator::all_reduce_many(const std::vector<Tensor*>& tensors, Redu
 }
 
 void NcclCommunicator::broadcast(Tensor& tensor, int root) {
+  if (on_host(tensor)) {
+    Tensor staged = device_->to_device(tensor);
+    CudaStream stream = device_->comm_stream(ring_id_);
+    device_->stream_wait(stream, device_->compute_stream());
+    broadcast(staged, staged, root, stream);
+    copy_back(staged, tensor, stream, "broadcast");
+    return;
+  }
   CudaStream stream = device_->comm_stream(ring_id_);
   device_->stream_wait(stream, device_->compute_stream());
   broadcast(tensor, tensor, root, stream);
@@ -355,6 +410,18 @@ void NcclCommunicator::broadcast(Tensor& tensor, int root) {
 }
 
 void NcclCommunicator::all_gather(const Tensor& in, Tensor& out) {
+  if (on_host(in) || on_host(out)) {
+    const Tensor staged_in = on_host(in) ? device_->to_device(in) : in;
+    Tensor staged_out = on_host(out) ? Tensor(out.dtype(), out.shape(), device_->device()) : out;
+    CudaStream stream = device_->comm_stream(ring_id_);
+    device_->stream_wait(stream, device_->compute_stream());
+    all_gather(staged_in, staged_out, stream);
+    if (on_host(out))
+      copy_back(staged_out, out, stream, "all_gather");
+    else
+      device_->stream_wait(device_->compute_stream(), stream);
+    return;
+  }
   CudaStream stream = device_->comm_stream(ring_id_);
   device_->stream_wait(stream, device_->compute_stream());
   all_gather(in, out, stream);

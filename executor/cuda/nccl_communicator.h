@@ -3,17 +3,17 @@
 // communication stream, or the compute stream for use_calc_stream) and the
 // host never waits for them, except in wait()/synchronize_device().
 //
-// Communicators are created non-blocking, so creation cannot hang, and no
-// wait can hang either: every host wait polls NCCL's asynchronous error state
-// and ends after CommOptions::timeout by aborting the communicator
-// (ncclCommAbort) and throwing a ctp::Error that names the rank, the ring and
-// the operation.
-//
-// A non-blocking communicator launches each collective from a thread that
-// NCCL starts for the call (tens of microseconds per call, measured in
-// bench/RESULTS.md). With NcclRingSetup::blocking_unique_id, the non-blocking
-// ring only proves that every rank is up, and a blocking ring made from that
-// second id carries the collectives, launched inline.
+// A ring is made in two stages from two unique ids. First a non-blocking
+// communicator (the probe): its creation cannot hang, it polls NCCL and ends
+// after CommOptions::timeout by aborting (ncclCommAbort) with a ctp::Error
+// naming the rank, the ring and the operation. Once the probe is up, every
+// rank has joined, and a blocking communicator made from the second id
+// carries the collectives: NCCL launches them inline (7-14 us per small
+// all-reduce), where a non-blocking communicator launches each from a thread
+// it starts for the call (55-80 us, bench/RESULTS.md). No wait hangs on
+// either: every host wait polls NCCL's asynchronous error state and aborts
+// the communicator after the timeout. c_gen_nccl_id makes both ids
+// (make_nccl_ring_ids); a setup with one id gets the non-blocking ring only.
 #pragma once
 #include <atomic>
 #include <memory>
@@ -29,7 +29,7 @@ struct ncclComm;
 
 namespace ctp {
 
-// The bytes of a fresh ncclUniqueId (ncclGetUniqueId), for c_gen_nccl_id.
+// The bytes of a fresh ncclUniqueId (ncclGetUniqueId).
 std::string make_nccl_unique_id();
 
 struct NcclRingSetup {
@@ -43,6 +43,14 @@ struct NcclRingSetup {
   DeviceContext* device = nullptr;  // must outlive the communicator
   CommOptions options;
 };
+
+// What c_gen_nccl_id hands to every rank of a ring: two fresh ids, the
+// probe's and the blocking ring's, back to back.
+std::string make_nccl_ring_ids();
+// Sets setup.unique_id and setup.blocking_unique_id from such bytes; a single
+// id (the size of one ncclUniqueId) sets unique_id only. Throws ctp::Error,
+// prefixed `where`, for any other size.
+void set_ring_ids(NcclRingSetup& setup, const std::string& bytes, const std::string& where);
 
 class NcclCommunicator final : public Communicator {
  public:
@@ -60,11 +68,15 @@ class NcclCommunicator final : public Communicator {
   int size() const override { return size_; }
   int ring_id() const override { return ring_id_; }
   std::string backend() const override { return "nccl"; }
+  // Whether collectives run on a blocking communicator (inline launches).
+  bool blocking() const { return blocking_; }
   DeviceContext& device_context() const { return *device_; }
 
   // The Communicator interface: queued on the ring's stream after the work
   // already queued on the compute stream, and the compute stream waits for
-  // the result, so later kernels see it (stream order, no host wait).
+  // the result, so later kernels see it (stream order, no host wait). Host
+  // tensors are staged through the GPU and the call returns with the result
+  // in them (a host wait that polls NCCL, with the timeout).
   void all_reduce(Tensor& tensor, ReduceOp op) override;
   void all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op) override;
   void broadcast(Tensor& tensor, int root) override;
@@ -91,10 +103,12 @@ class NcclCommunicator final : public Communicator {
 
  private:
   NcclCommunicator(ncclComm* comm, int rank, int size, int ring_id, DeviceContext* device,
-                   CommOptions options);
+                   CommOptions options, bool blocking);
   // Waits out ncclInProgress after a call on a non-blocking communicator.
   void finish_call(int result, std::string_view what);
   void check_tensor(const Tensor& t, std::string_view what) const;
+  bool on_host(const Tensor& t) const;
+  void copy_back(const Tensor& staged, Tensor& host, CudaStream stream, std::string_view what);
   void ensure_usable(std::string_view what) const;
 
   ncclComm* comm_;
@@ -102,6 +116,7 @@ class NcclCommunicator final : public Communicator {
   DeviceContext* device_;
   int device_index_;
   CommOptions options_;
+  bool blocking_;
   // Serializes NCCL calls on comm_ between the owner thread and abort(),
   // which another thread calls when a peer thread has failed.
   std::mutex call_mu_;

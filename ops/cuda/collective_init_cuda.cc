@@ -1,8 +1,10 @@
-// CUDA kernels of the ops that set rings up: c_gen_nccl_id makes an NCCL
-// unique id and exchanges it over TCP exactly as the CPU kernel exchanges
-// its store address (executor/rendezvous.h), c_comm_init and
-// c_comm_init_multitrainer join an NCCL ring (ncclCommInitRank),
-// c_comm_init_all builds one among the device threads of this process.
+// CUDA kernels of the ops that set rings up: c_gen_nccl_id makes a ring's
+// two NCCL unique ids (the non-blocking probe's and the blocking ring's, see
+// executor/cuda/nccl_communicator.h) and exchanges them over TCP exactly as
+// the CPU kernel exchanges its store address (executor/rendezvous.h),
+// c_comm_init and c_comm_init_multitrainer join an NCCL ring
+// (ncclCommInitRank), c_comm_init_all builds one among the device threads of
+// this process.
 #include <cstring>
 
 #include "executor/cuda/nccl_communicator.h"
@@ -33,7 +35,7 @@ void c_gen_nccl_id(KernelContext& ctx) {
   if (m.local_rank() == 0) {
     try {
       if (rank == 0) {
-        id = make_nccl_unique_id();
+        id = make_nccl_ring_ids();
         send_unique_id(others, id, exchange);
       } else {
         id = receive_unique_id(self, exchange);
@@ -62,7 +64,7 @@ std::string id_bytes(KernelContext& ctx) {
 void join_ring(KernelContext& ctx, int rank, int nranks, int ring_id) {
   CommunicatorManager& m = comms(ctx);
   NcclRingSetup setup;
-  setup.unique_id = id_bytes(ctx);
+  set_ring_ids(setup, id_bytes(ctx), ctx.where());
   setup.rank = rank;
   setup.size = nranks;
   setup.ring_id = ring_id;
@@ -114,7 +116,7 @@ void c_comm_init_all(KernelContext& ctx) {
   DeviceContext& dc = cuda::device_context(ctx);
   std::string id;
   try {
-    if (m.local_rank() == 0) id = make_nccl_unique_id();
+    if (m.local_rank() == 0) id = make_nccl_ring_ids();
     if (ThreadGroup* group = m.thread_group())
       id = group->share_from_leader(m.local_rank(), id, ctx.where() + "sharing the unique id");
   } catch (const Error& e) {
@@ -122,7 +124,7 @@ void c_comm_init_all(KernelContext& ctx) {
     throw Error(ctx.where() + e.what());
   }
   NcclRingSetup setup;
-  setup.unique_id = id;
+  set_ring_ids(setup, id, ctx.where());
   setup.rank = m.local_rank();
   setup.size = m.local_size();
   setup.ring_id = ring_id;

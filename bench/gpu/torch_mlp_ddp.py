@@ -1,0 +1,100 @@
+"""PyTorch's side of benchmark (c): the sample trainer's MLP trained with
+DistributedDataParallel, timed as ctp_sample_trainer times its steps.
+
+Same model (Linear + ReLU per hidden layer, a Linear to the classes, mean
+softmax cross entropy, plain SGD), FP32 with TF32 off (ctp's cuBLAS GEMMs are
+true FP32), data set of Gaussian clusters in host memory, and every step does
+what a ctp step does: copy this worker's shard of the batch from host memory
+to the GPU, forward, backward (DDP's bucketed all-reduce overlapped with it),
+the optimizer step, and read the loss back to the host. Time per step = wall
+time of steps 2..N over N-1, as ctp_sample_trainer prints it.
+
+  torchrun --standalone --nproc_per_node 2 bench/gpu/torch_mlp_ddp.py \
+      --dim 1024 --hidden 4096,4096 --classes 16 --batch 8192 --steps 30
+  python3 bench/gpu/torch_mlp_ddp.py ...      (one GPU, no DDP)
+
+--batch is the global batch, split over the workers, as in ctp_sample_trainer.
+"""
+import argparse
+import os
+import time
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dim", type=int, default=1024)
+    ap.add_argument("--hidden", default="4096,4096")
+    ap.add_argument("--classes", type=int, default=16)
+    ap.add_argument("--batch", type=int, default=8192, help="global batch")
+    ap.add_argument("--samples", type=int, default=16384)
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--csv", default="")
+    a = ap.parse_args()
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank = int(os.environ.get("RANK", "0"))
+    local = int(os.environ.get("LOCAL_RANK", "0"))
+    torch.cuda.set_device(local)
+    if world > 1:
+        dist.init_process_group("nccl", device_id=torch.device("cuda", local))
+    if a.batch % world:
+        raise SystemExit(f"batch {a.batch} does not split over {world} workers")
+    per_worker = a.batch // world
+
+    gen = torch.Generator().manual_seed(7)
+    centres = torch.randn(a.classes, a.dim, generator=gen) * 2.0
+    labels = torch.randint(0, a.classes, (a.samples,), generator=gen)
+    features = centres[labels] + torch.randn(a.samples, a.dim, generator=gen)
+
+    widths = [a.dim] + [int(w) for w in a.hidden.split(",")]
+    layers = []
+    for i in range(len(widths) - 1):
+        layers += [nn.Linear(widths[i], widths[i + 1]), nn.ReLU()]
+    layers.append(nn.Linear(widths[-1], a.classes))
+    torch.manual_seed(1)
+    model = nn.Sequential(*layers).cuda()
+    if world > 1:
+        model = nn.parallel.DistributedDataParallel(model, device_ids=[local])
+    opt = torch.optim.SGD(model.parameters(), lr=a.lr)
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step(s):
+        start = (s * a.batch + rank * per_worker) % (a.samples - per_worker + 1)
+        x = features[start:start + per_worker].cuda()
+        y = labels[start:start + per_worker].cuda()
+        opt.zero_grad(set_to_none=False)
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    step(0)
+    if world > 1:
+        dist.barrier()
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for s in range(1, a.steps):
+        loss = step(s)
+    torch.cuda.synchronize()
+    ms = (time.perf_counter() - t0) * 1000.0 / (a.steps - 1)
+    if rank == 0:
+        print(f"torch {'DDP' if world > 1 else 'single GPU'}: {world} GPU(s), MLP {a.dim}-"
+              f"{a.hidden.replace(',', '-')}-{a.classes}, global batch {a.batch} "
+              f"({per_worker} per GPU): {ms:.3f} ms per step after the first "
+              f"({a.steps - 1} steps), last loss {loss:.4f}", flush=True)
+        if a.csv:
+            with open(a.csv, "a") as f:
+                f.write(f"torch,{world},{a.batch},{ms:.4f}\n")
+    if world > 1:
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

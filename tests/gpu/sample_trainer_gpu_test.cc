@@ -1,0 +1,165 @@
+// The sample trainer's GPU path (`ctp_sample_trainer --device gpu`), end to
+// end through run_trainer: one process per GPU (two ranks on threads of this
+// process, NCCL rings over the loopback rendezvous, as `ctp launch --nproc 2`
+// runs it) and one process driving two GPUs (device threads,
+// c_comm_init_all). Final parameters, saved with --save-params (so the
+// device-to-host copies are part of the test), must match a CPU run's
+// within FP32 tolerance.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include <unistd.h>
+
+#include "executor/npy.h"
+#include "samples/trainer.h"
+#include "tests/comm_test_util.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace ctp {
+namespace {
+
+using Params = std::map<std::string, std::vector<float>>;
+
+samples::TrainerOptions small_run(const std::string& mode, samples::OptimizerKind optimizer) {
+  samples::TrainerOptions o;
+  o.mode = mode;
+  o.model.input_dim = 6;
+  o.model.hidden = {24, 16};
+  o.model.classes = 3;
+  o.model.optimizer = optimizer;
+  o.model.learning_rate = optimizer == samples::OptimizerKind::Adam ? 0.01f : 0.1f;
+  o.samples = 512;
+  o.steps = 25;
+  o.global_batch = 32;
+  o.seed = 3;
+  o.log_every = 0;
+  o.timeout = std::chrono::seconds(60);
+  return o;
+}
+
+std::filesystem::path fresh_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("ctp_gpu_trainer_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+Params read_worker(const std::filesystem::path& dir, int worker) {
+  Params out;
+  const auto worker_dir = dir / ("worker" + std::to_string(worker));
+  for (const auto& entry : std::filesystem::directory_iterator(worker_dir)) {
+    const Tensor t = read_npy_file(entry.path().string());
+    EXPECT_EQ(t.dtype(), DataType::FP32) << entry.path();
+    out[entry.path().stem().string()] =
+        std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+  }
+  return out;
+}
+
+void expect_close(const Params& want, const Params& got, double rtol, const std::string& who) {
+  ASSERT_FALSE(want.empty()) << who;
+  ASSERT_EQ(want.size(), got.size()) << who;
+  for (const auto& [name, values] : want) {
+    ASSERT_TRUE(got.count(name)) << who << ": no " << name;
+    const std::vector<float>& other = got.at(name);
+    ASSERT_EQ(values.size(), other.size()) << who << " " << name;
+    // Relative to the parameter's scale (its largest magnitude): elementwise
+    // ratios are ill-conditioned for Adam, whose update of a near-zero
+    // gradient can flip with the last bit of the reduction order.
+    double worst = 0, scale = 1e-6;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      worst = std::max(worst, std::abs(double(other[i]) - values[i]));
+      scale = std::max(scale, std::abs(double(values[i])));
+    }
+    worst /= scale;
+    EXPECT_LE(worst, rtol) << who << ": parameter " << name << " differs from the CPU's";
+  }
+}
+
+// One CPU worker on the whole global batch: what data-parallel workers on
+// shards of it must reproduce (their gradients are averaged).
+Params train_one_cpu_worker(samples::OptimizerKind optimizer, const std::string& tag) {
+  samples::TrainerOptions o = small_run("none", optimizer);
+  const auto dir = fresh_dir("cpu_" + tag);
+  o.save_params_dir = dir.string();
+  std::ostringstream out;
+  samples::run_trainer(o, out);
+  Params p = read_worker(dir, 0);
+  std::filesystem::remove_all(dir);
+  return p;
+}
+
+TEST(GpuSampleTrainer, OneProcessPerGpuMatchesOneCpuWorker) {
+  CTP_REQUIRE_GPUS(2);
+  constexpr int n = 2;
+  for (auto optimizer : {samples::OptimizerKind::SGD, samples::OptimizerKind::Adam}) {
+    const std::string tag = samples::to_string(optimizer);
+    const Params cpu = train_one_cpu_worker(optimizer, tag);
+    const auto dir = fresh_dir("gpu_" + tag);
+    const auto endpoints = testing_comm::local_endpoints(n);
+    std::vector<std::string> outputs(n);
+    std::vector<samples::TrainerReport> reports(n);
+    gpu_testing::run_on_threads(n, [&](int rank) {
+      samples::TrainerOptions o = small_run("grad_allreduce", optimizer);
+      o.rank = rank;
+      o.world_size = n;
+      o.endpoints = endpoints;
+      o.device = Device{DeviceKind::CUDA, rank};  // as ctp launch: GPU = local rank
+      o.save_params_dir = dir.string();
+      std::ostringstream out;
+      reports[rank] = samples::run_trainer(o, out);
+      outputs[rank] = out.str();
+    });
+    SCOPED_TRACE(outputs[0]);
+    EXPECT_NE(outputs[0].find("2 worker(s) = 2 process(es) x 1 thread(s) on GPUs"),
+              std::string::npos);
+    for (int rank = 0; rank < n; ++rank) {
+      EXPECT_TRUE(reports[rank].identical()) << "rank " << rank;
+      EXPECT_EQ(reports[rank].losses.size(), 25u);
+      expect_close(cpu, read_worker(dir, rank), 1e-4, tag + ", GPU worker " + std::to_string(rank));
+    }
+    std::filesystem::remove_all(dir);
+  }
+}
+
+TEST(GpuSampleTrainer, OneProcessDrivingTwoGpusMatchesTheCpu) {
+  CTP_REQUIRE_GPUS(2);
+  // The same single-process mode on CPU device threads (in-process ring) and
+  // on two GPUs (NCCL ring from c_comm_init_all), gradients coalesced.
+  const auto train = [](Device device, const std::string& tag, samples::TrainerReport& report,
+                        std::string& output) {
+    samples::TrainerOptions o = small_run("single_process_multi_thread",
+                                          samples::OptimizerKind::Momentum);
+    o.threads = 2;
+    o.fuse_allreduce = 1;
+    o.device = device;
+    const auto dir = fresh_dir(tag);
+    o.save_params_dir = dir.string();
+    std::ostringstream out;
+    report = samples::run_trainer(o, out);
+    output = out.str();
+    std::vector<Params> params{read_worker(dir, 0), read_worker(dir, 1)};
+    std::filesystem::remove_all(dir);
+    return params;
+  };
+  samples::TrainerReport cpu_report, gpu_report;
+  std::string cpu_output, gpu_output;
+  const auto cpu = train(Device{}, "threads_cpu", cpu_report, cpu_output);
+  const auto gpu = train(Device{DeviceKind::CUDA, 0}, "threads_gpu", gpu_report, gpu_output);
+  SCOPED_TRACE(gpu_output);
+  EXPECT_TRUE(gpu_report.identical());
+  // The coalesced gradient buffer and its footprint, on the GPU as on the CPU.
+  EXPECT_GT(gpu_report.fused_gradient_bytes, gpu_report.fused_payload_bytes);
+  EXPECT_EQ(gpu_report.fused_payload_bytes, cpu_report.fused_payload_bytes);
+  EXPECT_NE(gpu_output.find("coalesced gradient buffer(s) on gpu:0: " +
+                            std::to_string(gpu_report.fused_gradient_bytes) + " bytes"),
+            std::string::npos);
+  expect_close(cpu[0], gpu[0], 1e-4, "GPU thread 0");
+  expect_close(cpu[0], gpu[1], 1e-4, "GPU thread 1");
+}
+
+}  // namespace
+}  // namespace ctp
