@@ -1,7 +1,7 @@
 // Element-wise reductions of the CPU communicators (Gloo's reduce callback
 // and the in-process thread communicator share them, so both backends give
 // bit-identical results). FP16 and BF16 are reduced in float and rounded
-// back to nearest-even after every step, as NCCL does.
+// back to nearest-even after every step, as NCCL does (executor/float16.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -18,10 +18,5 @@ bool is_reducible(DataType dtype);
 // Throws ctp::Error for an element type is_reducible rejects.
 void reduce_elements(DataType dtype, ReduceOp op, void* out, const void* a, const void* b,
                      std::size_t n);
-
-float half_to_float(uint16_t h);
-uint16_t float_to_half(float f);
-float bfloat16_to_float(uint16_t b);
-uint16_t float_to_bfloat16(float f);
 
 }  // namespace ctp

@@ -13,6 +13,7 @@
 
 #include "executor/communicator.h"
 #include "executor/communicator_reduce.h"
+#include "executor/float16.h"
 #include "executor/thread_group_driver.h"
 #include "tests/comm_test_util.h"
 
@@ -66,7 +67,7 @@ Tensor filled(DataType dtype, int64_t n, const std::function<double(int64_t)>& v
   T* p = static_cast<T*>(t.raw_data());
   for (int64_t i = 0; i < n; ++i) {
     if constexpr (std::is_same_v<T, uint16_t>)
-      p[i] = float_to_half(static_cast<float>(value(i)));
+      p[i] = float16::from_float(static_cast<float>(value(i)));
     else
       p[i] = static_cast<T>(value(i));
   }
@@ -77,7 +78,7 @@ template <typename T>
 double element(const Tensor& t, int64_t i) {
   const T* p = static_cast<const T*>(t.raw_data());
   if constexpr (std::is_same_v<T, uint16_t>)
-    return half_to_float(p[i]);
+    return float16::to_float(p[i]);
   else
     return static_cast<double>(p[i]);
 }

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "executor/communicator_reduce.h"
+#include "executor/float16.h"
 #include "executor/thread_group_driver.h"
 #include "tests/comm_test_util.h"
 
@@ -184,27 +185,27 @@ TEST(CommThreadGroup, StalledThreadTimesOutNamingIt) {
 
 TEST(CommThreadGroup, HalfPrecisionConversionsRoundTripAndRound) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
-    float f = half_to_float(static_cast<uint16_t>(h));
+    float f = float16::to_float(static_cast<uint16_t>(h));
     if (std::isnan(f)) {
-      EXPECT_TRUE(std::isnan(half_to_float(float_to_half(f))));
+      EXPECT_TRUE(std::isnan(float16::to_float(float16::from_float(f))));
       continue;
     }
-    ASSERT_EQ(float_to_half(f), h) << "half 0x" << std::hex << h;
+    ASSERT_EQ(float16::from_float(f), h) << "half 0x" << std::hex << h;
   }
-  EXPECT_EQ(half_to_float(float_to_half(1.0f + 1.0f / 4096)), 1.0f);  // ties to even
-  EXPECT_EQ(half_to_float(float_to_half(65520.0f)), INFINITY);
-  EXPECT_EQ(half_to_float(float_to_half(5.9604645e-08f)), 5.9604645e-08f);  // smallest subnormal
-  EXPECT_EQ(bfloat16_to_float(float_to_bfloat16(3.0f)), 3.0f);
-  EXPECT_EQ(bfloat16_to_float(float_to_bfloat16(1.0f + 1.0f / 256)), 1.0f);  // ties to even
+  EXPECT_EQ(float16::to_float(float16::from_float(1.0f + 1.0f / 4096)), 1.0f);  // ties to even
+  EXPECT_EQ(float16::to_float(float16::from_float(65520.0f)), INFINITY);
+  EXPECT_EQ(float16::to_float(float16::from_float(5.9604645e-08f)), 5.9604645e-08f);  // smallest subnormal
+  EXPECT_EQ(bfloat16::to_float(bfloat16::from_float(3.0f)), 3.0f);
+  EXPECT_EQ(bfloat16::to_float(bfloat16::from_float(1.0f + 1.0f / 256)), 1.0f);  // ties to even
 
-  uint16_t a[2] = {float_to_half(1.5f), float_to_half(-2.0f)};
-  uint16_t b[2] = {float_to_half(2.25f), float_to_half(3.0f)};
+  uint16_t a[2] = {float16::from_float(1.5f), float16::from_float(-2.0f)};
+  uint16_t b[2] = {float16::from_float(2.25f), float16::from_float(3.0f)};
   uint16_t out[2];
   reduce_elements(DataType::FP16, ReduceOp::Sum, out, a, b, 2);
-  EXPECT_EQ(half_to_float(out[0]), 3.75f);
-  EXPECT_EQ(half_to_float(out[1]), 1.0f);
+  EXPECT_EQ(float16::to_float(out[0]), 3.75f);
+  EXPECT_EQ(float16::to_float(out[1]), 1.0f);
   reduce_elements(DataType::FP16, ReduceOp::Min, out, a, b, 2);
-  EXPECT_EQ(half_to_float(out[1]), -2.0f);
+  EXPECT_EQ(float16::to_float(out[1]), -2.0f);
   EXPECT_THROW(reduce_elements(DataType::BOOL, ReduceOp::Sum, out, a, b, 2), Error);
 }
 
