@@ -61,6 +61,9 @@ class KernelContext {
   const Block& block() const { return block_; }
   Scope& scope() { return scope_; }
   RunServices& services() { return services_; }
+  // The op's position in its block (-1 when unknown), for kernels that run
+  // another kernel on a scope of their own and keep its errors' place.
+  int64_t op_index() const { return op_index_; }
 
   // Argument names of a slot; empty when the slot is absent.
   const std::vector<std::string>& input_names(std::string_view slot) const;

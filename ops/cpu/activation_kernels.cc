@@ -1,5 +1,6 @@
 // relu, relu_grad and scale.
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cpu/float16_compute.h"
 
 namespace ctp::cpu {
 namespace {
@@ -55,8 +56,8 @@ void scale(KernelContext& ctx) {
 
 }  // namespace
 
-CTP_REGISTER_KERNEL(relu, CPU, relu);
-CTP_REGISTER_KERNEL(relu_grad, CPU, relu_grad);
-CTP_REGISTER_KERNEL(scale, CPU, scale);
+CTP_REGISTER_KERNEL(relu, CPU, computed_in_float(relu));
+CTP_REGISTER_KERNEL(relu_grad, CPU, computed_in_float(relu_grad));
+CTP_REGISTER_KERNEL(scale, CPU, computed_in_float(scale, {"ScaleTensor"}));
 
 }  // namespace ctp::cpu

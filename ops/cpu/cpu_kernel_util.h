@@ -11,7 +11,9 @@
 namespace ctp::cpu {
 
 // Calls f.template operator()<T>() with T = float or double for FP32/FP64;
-// any other dtype is a ctp::Error naming the op and `what`.
+// any other dtype is a ctp::Error naming the op and `what`. (FP16/BF16 reach
+// only the kernels that take them, wrapped in cpu::computed_in_float; the
+// CUDA loss and optimizer kernels use this dispatch too, hence "this kernel".)
 template <typename F>
 void dispatch_float(DataType dtype, const KernelContext& ctx, const char* what, F&& f) {
   switch (dtype) {
@@ -19,7 +21,7 @@ void dispatch_float(DataType dtype, const KernelContext& ctx, const char* what, 
     case DataType::FP64: f.template operator()<double>(); return;
     default:
       throw Error(ctx.where() + std::string(what) + " has dtype " +
-                  std::string(to_string(dtype)) + "; this CPU kernel supports FP32 and FP64");
+                  std::string(to_string(dtype)) + "; this kernel supports FP32 and FP64");
   }
 }
 

@@ -3,6 +3,7 @@
 // broadcast along.
 #include "ops/cpu/broadcast.h"
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cpu/float16_compute.h"
 
 namespace ctp::cpu {
 namespace {
@@ -74,11 +75,11 @@ void elementwise_grad(KernelContext& ctx) {
 
 }  // namespace
 
-CTP_REGISTER_KERNEL(elementwise_add, CPU, elementwise<Binary::Add>);
-CTP_REGISTER_KERNEL(elementwise_sub, CPU, elementwise<Binary::Sub>);
-CTP_REGISTER_KERNEL(elementwise_mul, CPU, elementwise<Binary::Mul>);
-CTP_REGISTER_KERNEL(elementwise_add_grad, CPU, elementwise_grad<Binary::Add>);
-CTP_REGISTER_KERNEL(elementwise_sub_grad, CPU, elementwise_grad<Binary::Sub>);
-CTP_REGISTER_KERNEL(elementwise_mul_grad, CPU, elementwise_grad<Binary::Mul>);
+CTP_REGISTER_KERNEL(elementwise_add, CPU, computed_in_float(elementwise<Binary::Add>));
+CTP_REGISTER_KERNEL(elementwise_sub, CPU, computed_in_float(elementwise<Binary::Sub>));
+CTP_REGISTER_KERNEL(elementwise_mul, CPU, computed_in_float(elementwise<Binary::Mul>));
+CTP_REGISTER_KERNEL(elementwise_add_grad, CPU, computed_in_float(elementwise_grad<Binary::Add>));
+CTP_REGISTER_KERNEL(elementwise_sub_grad, CPU, computed_in_float(elementwise_grad<Binary::Sub>));
+CTP_REGISTER_KERNEL(elementwise_mul_grad, CPU, computed_in_float(elementwise_grad<Binary::Mul>));
 
 }  // namespace ctp::cpu

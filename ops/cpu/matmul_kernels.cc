@@ -2,6 +2,7 @@
 // transposes, batch broadcasting, 1-D operands) and their gradients.
 #include "ops/cpu/broadcast.h"
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cpu/float16_compute.h"
 #include "ops/cpu/gemm.h"
 
 namespace ctp::cpu {
@@ -182,9 +183,9 @@ void matmul_v2_grad(KernelContext& ctx) {
 
 }  // namespace
 
-CTP_REGISTER_KERNEL(mul, CPU, mul);
-CTP_REGISTER_KERNEL(mul_grad, CPU, mul_grad);
-CTP_REGISTER_KERNEL(matmul_v2, CPU, matmul_v2);
-CTP_REGISTER_KERNEL(matmul_v2_grad, CPU, matmul_v2_grad);
+CTP_REGISTER_KERNEL(mul, CPU, computed_in_float(mul));
+CTP_REGISTER_KERNEL(mul_grad, CPU, computed_in_float(mul_grad));
+CTP_REGISTER_KERNEL(matmul_v2, CPU, computed_in_float(matmul_v2));
+CTP_REGISTER_KERNEL(matmul_v2_grad, CPU, computed_in_float(matmul_v2_grad));
 
 }  // namespace ctp::cpu

@@ -4,6 +4,7 @@
 
 #include "ops/cpu/broadcast.h"
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cpu/float16_compute.h"
 
 namespace ctp::cpu {
 namespace {
@@ -142,10 +143,10 @@ void sum(KernelContext& ctx) {
 
 }  // namespace
 
-CTP_REGISTER_KERNEL(mean, CPU, mean);
-CTP_REGISTER_KERNEL(mean_grad, CPU, mean_grad);
-CTP_REGISTER_KERNEL(reduce_mean, CPU, reduce_mean);
-CTP_REGISTER_KERNEL(reduce_mean_grad, CPU, reduce_mean_grad);
-CTP_REGISTER_KERNEL(sum, CPU, sum);
+CTP_REGISTER_KERNEL(mean, CPU, computed_in_float(mean));
+CTP_REGISTER_KERNEL(mean_grad, CPU, computed_in_float(mean_grad));
+CTP_REGISTER_KERNEL(reduce_mean, CPU, computed_in_float(reduce_mean));
+CTP_REGISTER_KERNEL(reduce_mean_grad, CPU, computed_in_float(reduce_mean_grad));
+CTP_REGISTER_KERNEL(sum, CPU, computed_in_float(sum));
 
 }  // namespace ctp::cpu
