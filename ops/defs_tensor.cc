@@ -1,5 +1,5 @@
 // Ops that create, move and reshape tensors: initializers, feed/fetch,
-// assign, split, concat and coalesce_tensor.
+// assign, cast, split, concat and coalesce_tensor.
 #include <cstdint>
 
 #include "ops/defs_common.h"
@@ -177,6 +177,16 @@ void infer_coalesce(InferContext& ctx) {
   ctx.set_output("FusedOutput", Shape{total}, dtype);
 }
 
+// cast converts X to out_dtype; in_dtype (Paddle writes both) must be X's.
+void infer_cast(InferContext& ctx) {
+  const Var& x = ctx.input("X");
+  const DataType in = ctx.dtype_attr("in_dtype");
+  if (x.dtype != in)
+    ctx.fail(ctx.describe_input("X") + " has dtype " + std::string(to_string(x.dtype)) +
+             ", but in_dtype is " + std::string(to_string(in)));
+  ctx.set_output("Out", x.shape, ctx.dtype_attr("out_dtype"));
+}
+
 }  // namespace
 
 void add_tensor_op_defs(OpRegistry& r) {
@@ -213,6 +223,13 @@ void add_tensor_op_defs(OpRegistry& r) {
   add_def(r, {"fetch", {one("X")}, {one("Out")}, {required("col", AttrType::INT)}});
   add_def(r, {"assign", {optional_one("X")}, {one("Out")}, {}},
           [](InferContext& ctx) { ctx.pass_through("X", "Out"); });
+  add_def(r,
+          {"cast",
+           {one("X")},
+           {one("Out")},
+           {required("in_dtype", AttrType::INT), required("out_dtype", AttrType::INT),
+            attr("use_mkldnn", Attribute(false))}},
+          infer_cast);
   add_def(r,
           {"split",
            {one("X"), optional_one("AxisTensor"), optional_many("SectionsTensorList")},
