@@ -3,6 +3,10 @@
 // they are added (__fmul_rn / __dmul_rn: no fused multiply-add), and sums
 // taken in the CPU kernels' order where a thread owns the whole sum, so GPU
 // results match the CPU's closely (bit for bit in the element-wise ops).
+// FP16/BF16 elements are widened to float, computed as FP32, and each output
+// rounded once (widen/narrow), which is what the CPU kernels do with them.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -31,6 +35,26 @@ __device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 __device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
 __device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
 
+// The type a stored element is computed in: itself, float for 16-bit ones.
+template <typename T> struct ComputeOf { using type = T; };
+template <> struct ComputeOf<Half> { using type = float; };
+template <> struct ComputeOf<BFloat16> { using type = float; };
+template <typename T> using Compute = typename ComputeOf<T>::type;
+
+__device__ inline float widen(float v) { return v; }
+__device__ inline double widen(double v) { return v; }
+__device__ inline float widen(Half v) { return __half2float(__ushort_as_half(v.bits)); }
+__device__ inline float widen(BFloat16 v) { return __bfloat162float(__ushort_as_bfloat16(v.bits)); }
+
+// Rounds a computed value to the stored type (nearest even).
+template <typename T> __device__ inline T narrow(Compute<T> v) { return static_cast<T>(v); }
+template <> __device__ inline Half narrow<Half>(float v) {
+  return Half{__half_as_ushort(__float2half_rn(v))};
+}
+template <> __device__ inline BFloat16 narrow<BFloat16>(float v) {
+  return BFloat16{__bfloat16_as_ushort(__float2bfloat16_rn(v))};
+}
+
 __device__ inline double load(Scalar s) {
   return s.fp64 ? *static_cast<const double*>(s.data)
                 : static_cast<double>(*static_cast<const float*>(s.data));
@@ -39,6 +63,12 @@ __device__ inline double load(Scalar s) {
 template <typename T>
 __global__ void fill_kernel(T* out, int64_t n, T value) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = value;
+}
+
+template <typename From, typename To>
+__global__ void cast_kernel(const From* x, To* out, int64_t n) {
+  for (int64_t i = first_index(); i < n; i += grid_stride())
+    out[i] = narrow<To>(static_cast<Compute<To>>(widen(x[i])));
 }
 
 template <typename T>
@@ -61,13 +91,13 @@ __global__ void binary_kernel(Binary op, const T* x, const T* y, T* out, Broadca
       xo += c * index.x_strides[d];
       yo += c * index.y_strides[d];
     }
-    out[o] = apply(op, x[xo], y[yo]);
+    out[o] = narrow<T>(apply(op, widen(x[xo]), widen(y[yo])));
   }
 }
 
 template <typename T>
 __global__ void binary_grad_kernel(Binary op, bool for_y, const T* dout, const T* other, T* d,
-                                   int64_t n_d, BroadcastIndex index) {
+                                   int64_t n_d, BroadcastIndex index, Compute<T> factor) {
   const int64_t* own = for_y ? index.y_strides : index.x_strides;
   const int64_t* theirs = for_y ? index.x_strides : index.y_strides;
   int64_t out_stride[kMaxDims];
@@ -89,7 +119,7 @@ __global__ void binary_grad_kernel(Binary op, bool for_y, const T* dout, const T
       coord[k] = rest % extent;
       rest /= extent;
     }
-    T acc = 0;
+    Compute<T> acc = 0;
     for (int64_t r = 0; r < reduced_count; ++r) {
       int64_t rr = r;
       for (int k = index.rank - 1; k >= 0; --k)
@@ -102,15 +132,16 @@ __global__ void binary_grad_kernel(Binary op, bool for_y, const T* dout, const T
         o += coord[k] * out_stride[k];
         j += coord[k] * theirs[k];
       }
-      const T term = op == Binary::Mul ? mul_rn(dout[o], other[j]) : dout[o];
-      acc = add_rn(acc, term);
+      const Compute<T> g = widen(dout[o]);
+      acc = add_rn(acc, op == Binary::Mul ? mul_rn(g, widen(other[j])) : g);
     }
-    d[t] = (op == Binary::Sub && for_y) ? -acc : acc;
+    if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
+    d[t] = narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
   }
 }
 
 template <typename T>
-__global__ void broadcast_scale_kernel(const T* src, T* out, T factor, BroadcastIndex index,
+__global__ void broadcast_scale_kernel(const T* src, T* out, Compute<T> factor, BroadcastIndex index,
                                        int64_t n) {
   for (int64_t o = first_index(); o < n; o += grid_stride()) {
     int64_t rest = o, j = 0;
@@ -118,24 +149,29 @@ __global__ void broadcast_scale_kernel(const T* src, T* out, T factor, Broadcast
       j += (rest % index.out_shape[d]) * index.x_strides[d];
       rest /= index.out_shape[d];
     }
-    out[o] = mul_rn(src[j], factor);
+    out[o] = narrow<T>(mul_rn(widen(src[j]), factor));
   }
 }
 
 template <typename T>
 __global__ void relu_kernel(const T* x, T* out, int64_t n) {
-  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = x[i] > T(0) ? x[i] : T(0);
+  for (int64_t i = first_index(); i < n; i += grid_stride())
+    out[i] = widen(x[i]) > Compute<T>(0) ? x[i] : narrow<T>(0);
 }
 
 template <typename T>
 __global__ void relu_grad_kernel(const T* g, const T* gate, T* d, int64_t n) {
-  for (int64_t i = first_index(); i < n; i += grid_stride()) d[i] = gate[i] > T(0) ? g[i] : T(0);
+  for (int64_t i = first_index(); i < n; i += grid_stride())
+    d[i] = widen(gate[i]) > Compute<T>(0) ? g[i] : narrow<T>(0);
 }
 
 template <typename T>
-__global__ void scale_kernel(const T* x, T* out, int64_t n, T s, T b, bool bias_after_scale) {
-  for (int64_t i = first_index(); i < n; i += grid_stride())
-    out[i] = bias_after_scale ? add_rn(mul_rn(s, x[i]), b) : mul_rn(s, add_rn(x[i], b));
+__global__ void scale_kernel(const T* x, T* out, int64_t n, Compute<T> s, Compute<T> b,
+                             bool bias_after_scale) {
+  for (int64_t i = first_index(); i < n; i += grid_stride()) {
+    const Compute<T> v = widen(x[i]);
+    out[i] = narrow<T>(bias_after_scale ? add_rn(mul_rn(s, v), b) : mul_rn(s, add_rn(v, b)));
+  }
 }
 
 constexpr int kMaxSumInputs = 64;
@@ -147,9 +183,9 @@ struct SumInputs {
 template <typename T>
 __global__ void sum_kernel(SumInputs<T> in, int count, T* out, int64_t n) {
   for (int64_t e = first_index(); e < n; e += grid_stride()) {
-    T acc = 0;
-    for (int k = 0; k < count; ++k) acc = add_rn(acc, in.p[k][e]);
-    out[e] = acc;
+    Compute<T> acc = 0;
+    for (int k = 0; k < count; ++k) acc = add_rn(acc, widen(in.p[k][e]));
+    out[e] = narrow<T>(acc);
   }
 }
 
@@ -219,21 +255,21 @@ constexpr unsigned kReduceThreads = 1024;
 
 template <typename T>
 __global__ void mean_kernel(const T* x, T* out, int64_t n) {
-  __shared__ T partial[kReduceThreads];
-  T acc = 0;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) acc += x[i];
+  __shared__ Compute<T> partial[kReduceThreads];
+  Compute<T> acc = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) acc += widen(x[i]);
   partial[threadIdx.x] = acc;
   __syncthreads();
-  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
     __syncthreads();
   }
-  if (threadIdx.x == 0) out[0] = n ? partial[0] / static_cast<T>(n) : T(0);
+  if (threadIdx.x == 0) out[0] = narrow<T>(n ? partial[0] / static_cast<Compute<T>>(n) : 0);
 }
 
 template <typename T>
 __global__ void mean_grad_kernel(const T* dout, T* dx, int64_t n) {
-  const T value = dout[0] / static_cast<T>(n ? n : 1);
+  const T value = narrow<T>(widen(dout[0]) / static_cast<Compute<T>>(n ? n : 1));
   for (int64_t i = first_index(); i < n; i += grid_stride()) dx[i] = value;
 }
 
@@ -284,6 +320,15 @@ void fill(T* out, int64_t n, double value, Stream s) {
   if (n > 0) fill_kernel<T><<<grid_for(n), kThreads, 0, s>>>(out, n, static_cast<T>(value));
 }
 
+void fill_bits16(uint16_t* out, int64_t n, uint16_t bits, Stream s) {
+  if (n > 0) fill_kernel<uint16_t><<<grid_for(n), kThreads, 0, s>>>(out, n, bits);
+}
+
+template <typename From, typename To>
+void cast(const From* x, To* out, int64_t n, Stream s) {
+  if (n > 0) cast_kernel<From, To><<<grid_for(n), kThreads, 0, s>>>(x, out, n);
+}
+
 template <typename T>
 void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& index, Stream s) {
   int64_t n = 1;
@@ -293,9 +338,10 @@ void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& ind
 
 template <typename T>
 void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int64_t n_d,
-                 const BroadcastIndex& index, Stream s) {
+                 const BroadcastIndex& index, Stream s, double factor) {
   if (n_d > 0)
-    binary_grad_kernel<T><<<grid_for(n_d), kThreads, 0, s>>>(op, for_y, dout, other, d, n_d, index);
+    binary_grad_kernel<T><<<grid_for(n_d), kThreads, 0, s>>>(op, for_y, dout, other, d, n_d, index,
+                                                              static_cast<Compute<T>>(factor));
 }
 
 template <typename T>
@@ -303,8 +349,8 @@ void broadcast_scale(const T* src, T* out, double factor, const BroadcastIndex& 
   int64_t n = 1;
   for (int d = 0; d < index.rank; ++d) n *= index.out_shape[d];
   if (n > 0)
-    broadcast_scale_kernel<T><<<grid_for(n), kThreads, 0, s>>>(src, out, static_cast<T>(factor),
-                                                                index, n);
+    broadcast_scale_kernel<T><<<grid_for(n), kThreads, 0, s>>>(
+        src, out, static_cast<Compute<T>>(factor), index, n);
 }
 
 template <typename T>
@@ -321,8 +367,9 @@ template <typename T>
 void scale(const T* x, T* out, int64_t n, double factor, double bias, bool bias_after_scale,
            Stream s) {
   if (n > 0)
-    scale_kernel<T><<<grid_for(n), kThreads, 0, s>>>(x, out, n, static_cast<T>(factor),
-                                                      static_cast<T>(bias), bias_after_scale);
+    scale_kernel<T><<<grid_for(n), kThreads, 0, s>>>(x, out, n, static_cast<Compute<T>>(factor),
+                                                      static_cast<Compute<T>>(bias),
+                                                      bias_after_scale);
 }
 
 template <typename T>
@@ -392,21 +439,25 @@ void scalar_times(Scalar in, double factor, void* out, Stream s) {
   scalar_times_kernel<<<1, 1, 0, s>>>(in, factor, out);
 }
 
-#define CTP_INSTANTIATE_FLOAT_KERNELS(T)                                                        \
+// The kernels mixed precision runs in FP16/BF16 as well.
+#define CTP_INSTANTIATE_MIXED_PRECISION_KERNELS(T)                                              \
   template void binary<T>(Binary, const T*, const T*, T*, const BroadcastIndex&, Stream);      \
   template void binary_grad<T>(Binary, bool, const T*, const T*, T*, int64_t,                  \
-                               const BroadcastIndex&, Stream);                                 \
+                               const BroadcastIndex&, Stream, double);                         \
   template void broadcast_scale<T>(const T*, T*, double, const BroadcastIndex&, Stream);       \
   template void relu<T>(const T*, T*, int64_t, Stream);                                        \
   template void relu_grad<T>(const T*, const T*, T*, int64_t, Stream);                         \
   template void scale<T>(const T*, T*, int64_t, double, double, bool, Stream);                 \
   template void sum<T>(const T* const*, int, T*, int64_t, Stream);                             \
+  template void mean<T>(const T*, T*, int64_t, Stream);                                        \
+  template void mean_grad<T>(const T*, T*, int64_t, Stream);
+
+#define CTP_INSTANTIATE_FLOAT_KERNELS(T)                                                        \
+  CTP_INSTANTIATE_MIXED_PRECISION_KERNELS(T)                                                    \
   template void softmax_cross_entropy<T>(const T*, const void*, bool, bool, bool, int64_t, T*, \
                                          T*, int64_t, int64_t, int64_t, Stream);               \
   template void softmax_cross_entropy_grad<T>(const T*, const void*, bool, bool, bool, int64_t, \
                                               const T*, T*, int64_t, int64_t, int64_t, Stream); \
-  template void mean<T>(const T*, T*, int64_t, Stream);                                        \
-  template void mean_grad<T>(const T*, T*, int64_t, Stream);                                   \
   template void sgd<T>(const T*, const T*, Scalar, T*, int64_t, Stream);                       \
   template void momentum<T>(const T*, const T*, const T*, Scalar, double, bool, double, double, \
                             T*, T*, int64_t, Stream);                                          \
@@ -415,6 +466,18 @@ void scalar_times(Scalar in, double factor, void* out, Stream s) {
 
 CTP_INSTANTIATE_FLOAT_KERNELS(float)
 CTP_INSTANTIATE_FLOAT_KERNELS(double)
+CTP_INSTANTIATE_MIXED_PRECISION_KERNELS(Half)
+CTP_INSTANTIATE_MIXED_PRECISION_KERNELS(BFloat16)
+
+#define CTP_INSTANTIATE_CASTS_FROM(From)                        \
+  template void cast<From, float>(const From*, float*, int64_t, Stream);   \
+  template void cast<From, double>(const From*, double*, int64_t, Stream); \
+  template void cast<From, Half>(const From*, Half*, int64_t, Stream);     \
+  template void cast<From, BFloat16>(const From*, BFloat16*, int64_t, Stream);
+CTP_INSTANTIATE_CASTS_FROM(float)
+CTP_INSTANTIATE_CASTS_FROM(double)
+CTP_INSTANTIATE_CASTS_FROM(Half)
+CTP_INSTANTIATE_CASTS_FROM(BFloat16)
 
 template void fill<float>(float*, int64_t, double, Stream);
 template void fill<double>(double*, int64_t, double, Stream);

@@ -1,6 +1,7 @@
 // Launchers of the CUDA compute kernels (device_kernels.cu). Plain types
 // only, so the op logic (*.cc, host compiler) and the device code (nvcc)
-// share nothing but this header. T is float or double.
+// share nothing but this header. T is float or double, or one of the 16-bit
+// storage types below where the launcher says so.
 #pragma once
 #include <cstdint>
 
@@ -10,6 +11,19 @@ namespace ctp::cuda::launch {
 
 using Stream = CUstream_st*;
 constexpr int kMaxDims = 8;
+
+// FP16 (IEEE binary16) and BF16 elements as stored. Kernels on them compute
+// in float and round each output once to nearest even, as the CPU kernels
+// (ops/cpu/float16_compute.h) do, so both give the same results. binary,
+// binary_grad, broadcast_scale, relu, relu_grad, scale, sum, mean and
+// mean_grad take them; the loss and optimizer kernels stay FP32/FP64 (mixed
+// precision keeps FP32 master weights).
+struct Half {
+  uint16_t bits;
+};
+struct BFloat16 {
+  uint16_t bits;
+};
 
 // Paddle's broadcasting as index maps over the output's dims: element
 // strides of X and Y, 0 where they broadcast.
@@ -29,13 +43,19 @@ struct Scalar {
 };
 
 template <typename T> void fill(T* out, int64_t n, double value, Stream s);
+// Every 16-bit element of `out` set to `bits` (an FP16/BF16 constant).
+void fill_bits16(uint16_t* out, int64_t n, uint16_t bits, Stream s);
+// out[i] = X's element converted (From, To: float, double, Half, BFloat16;
+// doubles pass through float on their way to 16 bits, as on the CPU).
+template <typename From, typename To> void cast(const From* x, To* out, int64_t n, Stream s);
 template <typename T>
 void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& index, Stream s);
 // The gradient of X (for_y false) or Y: the sum over the output elements that
-// read each element, in row-major output order (as the CPU kernel sums).
+// read each element, in row-major output order (as the CPU kernel sums),
+// times `factor` (reduce_mean's 1/count).
 template <typename T>
 void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int64_t n_d,
-                 const BroadcastIndex& index, Stream s);
+                 const BroadcastIndex& index, Stream s, double factor = 1.0);
 // out[o] = src[j(o)] * factor over index.out_shape, j from index.x_strides
 // (a broadcast copy: reduce_mean_grad).
 template <typename T>

@@ -1,5 +1,5 @@
 // CUDA kernels of the initializers and copies: fill_constant, uniform_random,
-// gaussian_random, assign, and feed/fetch.
+// gaussian_random, assign, cast, and feed/fetch.
 //
 // The random initializers produce their numbers with the CPU kernel (same
 // engine, same seed derivation) and upload them: they run once, in the
@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "executor/cuda/cuda_check.h"
+#include "executor/float16.h"
 #include "ops/cpu/cpu_kernel_util.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/device_kernels.h"
@@ -38,12 +39,21 @@ void run_on_host_and_upload(KernelContext& ctx) {
     }
 }
 
+// The CPU's rounding of `value` (float16.h), so both fill the same bits.
+void fill_16bit(Tensor& out, double value, launch::Stream s) {
+  const float v = static_cast<float>(value);
+  const uint16_t bits =
+      out.dtype() == DataType::FP16 ? float16::from_float(v) : bfloat16::from_float(v);
+  launch::fill_bits16(out.data<uint16_t>(), out.numel(), bits, s);
+}
+
 void fill_constant(KernelContext& ctx) {
   const DataType dtype = cpu::dtype_attr(ctx, "dtype", DataType::FP32);
   const bool simple = !ctx.has_input("ValueTensor") && !ctx.has_input("ShapeTensor") &&
                       !ctx.has_input("ShapeTensorList") &&
                       ctx.attr_string("str_value", "").empty();
   if (!simple || (dtype != DataType::FP32 && dtype != DataType::FP64 &&
+                  dtype != DataType::FP16 && dtype != DataType::BF16 &&
                   dtype != DataType::INT32 && dtype != DataType::INT64)) {
     run_on_host_and_upload(ctx);
     return;
@@ -60,6 +70,7 @@ void fill_constant(KernelContext& ctx) {
     case DataType::FP32: launch::fill<float>(out.data<float>(), out.numel(), value, s); break;
     case DataType::FP64: launch::fill<double>(out.data<double>(), out.numel(), value, s); break;
     case DataType::INT32: launch::fill<int32_t>(out.data<int32_t>(), out.numel(), value, s); break;
+    case DataType::FP16: case DataType::BF16: fill_16bit(out, value, s); break;
     default: launch::fill<int64_t>(out.data<int64_t>(), out.numel(), value, s); break;
   }
 }
@@ -70,6 +81,38 @@ void assign(KernelContext& ctx) {
   Tensor& out = device_output(ctx, "Out", 0, x.dtype(), x.shape());
   if (out.raw_data() == x.raw_data()) return;
   copy_bytes(x, out, device_context(ctx).compute_stream());
+}
+
+// cast between FP32, FP64, FP16 and BF16 on the GPU; other dtypes (labels,
+// masks: rare and small) are converted by the CPU kernel and uploaded.
+void cast(KernelContext& ctx) {
+  const Tensor x = device_input(ctx, "X");
+  const DataType in = cpu::dtype_attr(ctx, "in_dtype", x.dtype());
+  const DataType out_dtype = cpu::dtype_attr(ctx, "out_dtype", x.dtype());
+  if (in != x.dtype())
+    throw Error(ctx.where() + "X is " + std::string(to_string(x.dtype())) + " but in_dtype is " +
+                std::string(to_string(in)));
+  const auto floating = [](DataType d) {
+    return d == DataType::FP32 || d == DataType::FP64 || d == DataType::FP16 ||
+           d == DataType::BF16;
+  };
+  if (out_dtype == x.dtype()) {
+    if (ctx.output_names("Out").at(0) == ctx.input_names("X").at(0)) return;
+    Tensor& out = device_output(ctx, "Out", 0, x.dtype(), x.shape());
+    if (out.raw_data() != x.raw_data()) copy_bytes(x, out, device_context(ctx).compute_stream());
+    return;
+  }
+  if (!floating(x.dtype()) || !floating(out_dtype)) {
+    run_on_host_and_upload(ctx);
+    return;
+  }
+  Tensor& out = device_output(ctx, "Out", 0, out_dtype, x.shape());
+  launch::Stream s = device_context(ctx).compute_stream();
+  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename From>() {
+    dispatch_mixed(out_dtype, ctx, "Out", [&]<typename To>() {
+      launch::cast<From, To>(x.data<From>(), out.data<To>(), x.numel(), s);
+    });
+  });
 }
 
 std::size_t column(KernelContext& ctx) {
@@ -117,6 +160,7 @@ CTP_REGISTER_KERNEL(fill_constant, CUDA, fill_constant);
 CTP_REGISTER_KERNEL(uniform_random, CUDA, run_on_host_and_upload);
 CTP_REGISTER_KERNEL(gaussian_random, CUDA, run_on_host_and_upload);
 CTP_REGISTER_KERNEL(assign, CUDA, assign);
+CTP_REGISTER_KERNEL(cast, CUDA, cast);
 CTP_REGISTER_KERNEL(feed, CUDA, feed);
 CTP_REGISTER_KERNEL(fetch, CUDA, fetch);
 

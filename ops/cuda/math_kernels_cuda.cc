@@ -1,6 +1,7 @@
 // CUDA kernels of the element-wise and reduction ops: elementwise_add/sub/mul
 // (Paddle's axis broadcasting) and their gradients, relu, relu_grad, scale,
-// sum, mean and mean_grad. FP32 and FP64, queued on the compute stream.
+// sum, mean and mean_grad, reduce_mean and its gradient. FP32, FP64, FP16 and
+// BF16 (16-bit ones computed in float), queued on the compute stream.
 #include "ops/cpu/broadcast.h"
 #include "ops/cpu/cpu_kernel_util.h"
 #include "ops/cuda/cuda_kernel_util.h"
@@ -9,7 +10,6 @@
 namespace ctp::cuda {
 namespace {
 
-using cpu::dispatch_float;
 using cpu::shape_string;
 using launch::Binary;
 
@@ -41,7 +41,7 @@ void elementwise(KernelContext& ctx) {
   const cpu::BroadcastPlan plan =
       cpu::plan_broadcast(ctx, x.shape(), y.shape(), ctx.attr_int("axis", -1));
   const launch::BroadcastIndex index = index_of(ctx, plan);
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), plan.out_shape);
     launch::binary<T>(kOp, x.data<T>(), y.data<T>(), out.data<T>(), index, stream_of(ctx));
   });
@@ -58,7 +58,7 @@ void elementwise_grad(KernelContext& ctx) {
     throw Error(ctx.where() + "Out@GRAD has shape " + shape_string(dout.shape()) +
                 ", expected " + shape_string(plan.out_shape));
   const launch::BroadcastIndex index = index_of(ctx, plan);
-  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+  dispatch_mixed(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     if (ctx.has_output("X@GRAD")) {
       Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), x.shape());
       launch::binary_grad<T>(kOp, false, dout.data<T>(), y.data<T>(), dx.data<T>(), dx.numel(),
@@ -74,7 +74,7 @@ void elementwise_grad(KernelContext& ctx) {
 
 void relu(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), x.shape());
     launch::relu<T>(x.data<T>(), out.data<T>(), x.numel(), stream_of(ctx));
   });
@@ -86,7 +86,7 @@ void relu_grad(KernelContext& ctx) {
   if (gate.shape() != dout.shape())
     throw Error(ctx.where() + "Out@GRAD " + shape_string(dout.shape()) +
                 " does not match the forward tensor " + shape_string(gate.shape()));
-  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+  dispatch_mixed(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), dout.shape());
     launch::relu_grad<T>(dout.data<T>(), gate.data<T>(), dx.data<T>(), dout.numel(),
                          stream_of(ctx));
@@ -102,7 +102,7 @@ void scale(KernelContext& ctx) {
   }
   const double bias = ctx.attr_float("bias", 0.0);
   const bool bias_after_scale = ctx.attr_bool("bias_after_scale", true);
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), x.shape());
     launch::scale<T>(x.data<T>(), out.data<T>(), x.numel(), factor, bias, bias_after_scale,
                      stream_of(ctx));
@@ -121,7 +121,7 @@ void sum(KernelContext& ctx) {
       throw Error(ctx.where() + "inputs differ: " + shape_string(inputs[0].shape()) + " " +
                   std::string(to_string(inputs[0].dtype())) + " vs " + shape_string(t.shape()) +
                   " " + std::string(to_string(t.dtype())));
-  dispatch_float(inputs[0].dtype(), ctx, "X", [&]<typename T>() {
+  dispatch_mixed(inputs[0].dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, inputs[0].dtype(), inputs[0].shape());
     std::vector<const T*> pointers;
     for (const Tensor& t : inputs) pointers.push_back(t.data<T>());
@@ -132,7 +132,7 @@ void sum(KernelContext& ctx) {
 
 void mean(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), {1});
     launch::mean<T>(x.data<T>(), out.data<T>(), x.numel(), stream_of(ctx));
   });
@@ -145,7 +145,7 @@ void mean_grad(KernelContext& ctx) {
     throw Error(ctx.where() + "Out@GRAD must have one element, has shape " +
                 shape_string(dout.shape()));
   const std::vector<int64_t> shape = x.shape();
-  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+  dispatch_mixed(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), shape);
     launch::mean_grad<T>(dout.data<T>(), dx.data<T>(), dx.numel(), stream_of(ctx));
   });
@@ -192,16 +192,15 @@ Reduction plan_reduction(KernelContext& ctx, const std::vector<int64_t>& shape) 
   return r;
 }
 
-// Sums each output's elements in X's order (as the CPU kernel), then scales.
+// Sums each output's elements in X's order (as the CPU kernel), then scales
+// the sum before rounding it.
 void reduce_mean(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
   const Reduction r = plan_reduction(ctx, x.shape());
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), r.out_shape);
     launch::binary_grad<T>(Binary::Add, true, x.data<T>(), nullptr, out.data<T>(), out.numel(),
-                           r.index, stream_of(ctx));
-    const T inv = T(1) / static_cast<T>(r.count ? r.count : 1);
-    launch::scale<T>(out.data<T>(), out.data<T>(), out.numel(), inv, 0.0, true, stream_of(ctx));
+                           r.index, stream_of(ctx), reciprocal<T>(r.count));
   });
 }
 
@@ -215,10 +214,10 @@ void reduce_mean_grad(KernelContext& ctx) {
                 ", expected " + shape_string(r.out_shape));
   // Read Out@GRAD through the output strides (the plan's Y side).
   for (int d = 0; d < r.index.rank; ++d) r.index.x_strides[d] = r.index.y_strides[d];
-  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+  dispatch_mixed(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), shape);
-    const T inv = T(1) / static_cast<T>(r.count ? r.count : 1);
-    launch::broadcast_scale<T>(dout.data<T>(), dx.data<T>(), inv, r.index, stream_of(ctx));
+    launch::broadcast_scale<T>(dout.data<T>(), dx.data<T>(), reciprocal<T>(r.count), r.index,
+                               stream_of(ctx));
   });
 }
 

@@ -1,7 +1,8 @@
 // CUDA kernels of the matrix products on cuBLAS: mul (flattened by
 // x/y_num_col_dims), matmul_v2 (transposes, batch broadcasting, 1-D
 // operands) and their gradients, with the CPU kernels' shape rules. FP32 GEMMs
-// run in true FP32 (the handle's default math, no TF32).
+// run in true FP32 (the handle's default math, no TF32); FP16 and BF16 GEMMs
+// (cublasGemmEx) accumulate in FP32 and round each output element once.
 #include <cublas_v2.h>
 
 #include "executor/cuda/cuda_check.h"
@@ -12,7 +13,6 @@
 namespace ctp::cuda {
 namespace {
 
-using cpu::dispatch_float;
 using cpu::product;
 using cpu::shape_string;
 
@@ -28,19 +28,36 @@ template <typename T>
 void gemm(KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
           const T* a, const T* b, T* c, bool accumulate = false) {
   cublasHandle_t handle = device_context(ctx).cublas();
-  const T alpha = 1, beta = accumulate ? 1 : 0;
   const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const int lda = as_int(ctx, trans_a ? m : k), ldb = as_int(ctx, trans_b ? k : n);
   if (m == 0 || n == 0) return;
-  if constexpr (std::is_same_v<T, float>)
+  if constexpr (std::is_same_v<T, launch::Half> || std::is_same_v<T, launch::BFloat16>) {
+    const float alpha = 1, beta = accumulate ? 1 : 0;
+    const cudaDataType_t type = std::is_same_v<T, launch::Half> ? CUDA_R_16F : CUDA_R_16BF;
+    CTP_CUBLAS_CHECK(cublasGemmEx(handle, op_b, op_a, as_int(ctx, n), as_int(ctx, m),
+                                  as_int(ctx, k), &alpha, b, type, ldb, a, type, lda, &beta, c,
+                                  type, as_int(ctx, n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  } else if constexpr (std::is_same_v<T, float>) {
+    const float alpha = 1, beta = accumulate ? 1 : 0;
     CTP_CUBLAS_CHECK(cublasSgemm(handle, op_b, op_a, as_int(ctx, n), as_int(ctx, m),
                                  as_int(ctx, k), &alpha, b, ldb, a, lda, &beta, c,
                                  as_int(ctx, n)));
-  else
+  } else {
+    const double alpha = 1, beta = accumulate ? 1 : 0;
     CTP_CUBLAS_CHECK(cublasDgemm(handle, op_b, op_a, as_int(ctx, n), as_int(ctx, m),
                                  as_int(ctx, k), &alpha, b, ldb, a, lda, &beta, c,
                                  as_int(ctx, n)));
+  }
+}
+
+// X, Y (and Out@GRAD) in one dtype: cuBLAS reads them as one type.
+void require_one_dtype(KernelContext& ctx, const Tensor& x, const Tensor& y,
+                       const Tensor* dout = nullptr) {
+  if (x.dtype() != y.dtype() || (dout && dout->dtype() != x.dtype()))
+    throw Error(ctx.where() + "X is " + std::string(to_string(x.dtype())) + " but Y is " +
+                std::string(to_string(y.dtype())) +
+                (dout ? " and Out@GRAD " + std::string(to_string(dout->dtype())) : std::string()));
 }
 
 struct MulDims {
@@ -78,7 +95,8 @@ void mul(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
   const Tensor y = device_input(ctx, "Y");
   const MulDims d = mul_dims(ctx, x, y);
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+  require_one_dtype(ctx, x, y);
+  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), d.out_shape);
     gemm<T>(ctx, false, false, d.m, d.n, d.k, x.data<T>(), y.data<T>(), out.data<T>());
   });
@@ -89,10 +107,11 @@ void mul_grad(KernelContext& ctx) {
   const Tensor y = device_input(ctx, "Y");
   const Tensor dout = device_input(ctx, "Out@GRAD");
   const MulDims d = mul_dims(ctx, x, y);
+  require_one_dtype(ctx, x, y, &dout);
   if (dout.numel() != d.m * d.n)
     throw Error(ctx.where() + "Out@GRAD has shape " + shape_string(dout.shape()) +
                 ", expected " + shape_string(d.out_shape));
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     if (ctx.has_output("X@GRAD")) {
       Tensor& dx = device_output(ctx, "X@GRAD", 0, x.dtype(), x.shape());
       gemm<T>(ctx, false, true, d.m, d.k, d.n, dout.data<T>(), y.data<T>(), dx.data<T>());
@@ -152,7 +171,8 @@ void matmul_v2(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
   const Tensor y = device_input(ctx, "Y");
   const MatmulDims d = matmul_dims(ctx, x, y);
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+  require_one_dtype(ctx, x, y);
+  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), d.out_shape);
     const T* xp = x.data<T>();
     const T* yp = y.data<T>();
@@ -169,11 +189,12 @@ void matmul_v2_grad(KernelContext& ctx) {
   const Tensor y = device_input(ctx, "Y");
   const Tensor dout = device_input(ctx, "Out@GRAD");
   const MatmulDims d = matmul_dims(ctx, x, y);
+  require_one_dtype(ctx, x, y, &dout);
   if (dout.shape() != d.out_shape)
     throw Error(ctx.where() + "Out@GRAD has shape " + shape_string(dout.shape()) +
                 ", expected " + shape_string(d.out_shape));
   DeviceContext& dc = device_context(ctx);
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     const T* xp = x.data<T>();
     const T* yp = y.data<T>();
     const T* gp = dout.data<T>();

@@ -2,6 +2,7 @@
 // coalesce_tensor, which lays gradients out as 256-byte aligned views into
 // one device buffer so that a fused all-reduce needs no copy per step.
 #include "executor/cuda/cuda_check.h"
+#include "executor/float16.h"
 #include "ops/cpu/cpu_kernel_util.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/device_kernels.h"
@@ -147,6 +148,13 @@ void fill_device(KernelContext& ctx, Tensor& t, double value) {
     case DataType::FP64: launch::fill<double>(t.data<double>(), t.numel(), value, s); return;
     case DataType::INT32: launch::fill<int32_t>(t.data<int32_t>(), t.numel(), value, s); return;
     case DataType::INT64: launch::fill<int64_t>(t.data<int64_t>(), t.numel(), value, s); return;
+    case DataType::FP16: case DataType::BF16: {
+      const float v = static_cast<float>(value);  // rounded as the CPU kernel rounds it
+      launch::fill_bits16(t.data<uint16_t>(), t.numel(),
+                          t.dtype() == DataType::FP16 ? float16::from_float(v)
+                                                      : bfloat16::from_float(v), s);
+      return;
+    }
     default:
       if (value != 0.0)
         throw Error(ctx.where() + "set_constant " + std::to_string(value) + " on dtype " +

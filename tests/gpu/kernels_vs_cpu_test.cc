@@ -1,7 +1,8 @@
 // Every CUDA compute kernel against its CPU kernel: the same one-op (or
 // few-op) program runs on the CPU and on GPU 0 from the same inputs, and
 // every output must agree (FP32 within a few ulps' worth of tolerance; the
-// element-wise kernels bit for bit).
+// element-wise kernels bit for bit). FP16/BF16: the tolerance is stated per
+// op where the kernels are compared.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,6 +10,7 @@
 #include <map>
 
 #include "executor/cuda/device_context.h"
+#include "executor/float16.h"
 #include "program_ir/builder.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/kernels_test_util.h"
@@ -23,6 +25,18 @@ Tensor random_fp32(std::vector<int64_t> shape, uint64_t seed, double gap = 0.0) 
   return f;
 }
 
+// Random values in [-1, 1) (at least `gap` from 0) rounded to FP16 or BF16.
+Tensor random_half(DataType dtype, std::vector<int64_t> shape, uint64_t seed, double gap = 0.0) {
+  const Tensor d = test::random_tensor(shape, seed, gap);
+  Tensor h(dtype, shape);
+  for (int64_t i = 0; i < h.numel(); ++i) {
+    const float v = static_cast<float>(d.data<double>()[i]);
+    h.data<uint16_t>()[i] =
+        dtype == DataType::FP16 ? float16::from_float(v) : bfloat16::from_float(v);
+  }
+  return h;
+}
+
 Tensor labels(std::vector<int64_t> values) {
   Tensor t(DataType::INT64, {static_cast<int64_t>(values.size()), 1});
   for (std::size_t i = 0; i < values.size(); ++i) t.data<int64_t>()[i] = values[i];
@@ -35,6 +49,8 @@ double at(const Tensor& t, int64_t i) {
     case DataType::FP64: return t.data<double>()[i];
     case DataType::INT32: return t.data<int32_t>()[i];
     case DataType::INT64: return static_cast<double>(t.data<int64_t>()[i]);
+    case DataType::FP16: return float16::to_float(t.data<uint16_t>()[i]);
+    case DataType::BF16: return bfloat16::to_float(t.data<uint16_t>()[i]);
     default: ADD_FAILURE() << "unexpected dtype"; return 0;
   }
 }
@@ -273,6 +289,159 @@ TEST(GpuKernels, CoalesceTensorMakesAlignedViewsAndStopsCopying) {
   EXPECT_EQ(outcome.gpu_counters.coalesce_layouts, 1u) << "later steps reuse the layout";
   EXPECT_EQ(outcome.gpu_counters.coalesce_bytes_copied, (3u + 140u + 5u) * 4u)
       << "only the first step copies: later the grads already live in the fused buffer";
+}
+
+// FP16/BF16 (mixed precision). Every kernel computes in float and rounds each
+// output once, as the CPU kernels do, so the element-wise kernels, relu,
+// scale, sum, the broadcast gradients and reduce_mean agree bit for bit
+// (tolerance 0). mean reduces in a tree where the CPU adds in order: one
+// ulp of the output type (rtol 2^-10 for FP16, 2^-7 for BF16).
+TEST(GpuKernels, HalfAndBfloat16ElementwiseActivationsSumsMeans) {
+  CTP_REQUIRE_GPUS(1);
+  for (DataType dt : {DataType::FP16, DataType::BF16}) {
+    SCOPED_TRACE(std::string(to_string(dt)));
+    const double ulp = dt == DataType::FP16 ? 0x1p-10 : 0x1p-7;
+    for (const char* type : {"elementwise_add", "elementwise_sub", "elementwise_mul"}) {
+      SCOPED_TRACE(type);
+      ProgramBuilder pb;
+      pb.op(type).in("X", "x").in("Y", "y").out("Out", "out").attr("axis", 1);
+      pb.op(std::string(type) + "_grad").in("X", "x").in("Y", "y").in("Out@GRAD", "g")
+          .out("X@GRAD", "dx").out("Y@GRAD", "dy").attr("axis", 1);
+      expect_same(pb.build(), {{"x", random_half(dt, {2, 3, 4}, 1)}, {"y", random_half(dt, {3}, 2)},
+                               {"g", random_half(dt, {2, 3, 4}, 3)}},
+                  {"out", "dx", "dy"}, 0, 0);
+    }
+    ProgramBuilder pb;
+    pb.op("relu").in("X", "x").out("Out", "r");
+    pb.op("relu_grad").in("Out", "r").in("Out@GRAD", "g").out("X@GRAD", "dr");
+    pb.op("scale").in("X", "x").out("Out", "s1").attr("scale", 0.3f).attr("bias", 2.f);
+    pb.op("scale").in("X", "x").out("Out", "s2").attr("scale", -3.f).attr("bias", 1.f)
+        .attr("bias_after_scale", false);
+    pb.op("sum").in("X", std::vector<std::string>{"x", "g", "x"}).out("Out", "total");
+    pb.op("sum").in("X", std::vector<std::string>{"acc", "g"}).out("Out", "acc");
+    pb.op("mean_grad").in("X", "x").in("Out@GRAD", "one").out("X@GRAD", "dm");
+    pb.op("reduce_mean").in("X", "x").out("Out", "rm").attr("dim", std::vector<int32_t>{1});
+    pb.op("reduce_mean_grad").in("X", "x").in("Out@GRAD", "grm").out("X@GRAD", "drm")
+        .attr("dim", std::vector<int32_t>{1});
+    const std::map<std::string, Tensor> inputs = {
+        {"x", random_half(dt, {7, 33}, 7, 1e-2)}, {"g", random_half(dt, {7, 33}, 8)},
+        {"acc", random_half(dt, {7, 33}, 9)}, {"one", random_half(dt, {1}, 10)},
+        {"grm", random_half(dt, {7}, 11)}};
+    expect_same(pb.build(), inputs, {"r", "dr", "s1", "s2", "total", "acc", "dm", "rm", "drm"},
+                0, 0);
+    ProgramBuilder mean;
+    mean.op("mean").in("X", "x").out("Out", "m");
+    expect_same(mean.build(), {{"x", random_half(dt, {1000, 3}, 12)}}, {"m"}, ulp, 0);
+  }
+}
+
+// GEMMs: cuBLAS (cublasGemmEx, FP32 compute) sums in its own order, and the
+// gradient of a broadcast batch accumulates over cuBLAS calls in the output
+// type where the CPU sums in float: 4 ulps of the output type, relative and
+// absolute (inputs in [-1, 1), K <= 40).
+TEST(GpuKernels, HalfAndBfloat16MulAndMatmulOnCublasWithGrads) {
+  CTP_REQUIRE_GPUS(1);
+  for (DataType dt : {DataType::FP16, DataType::BF16}) {
+    SCOPED_TRACE(std::string(to_string(dt)));
+    const double tol = 4 * (dt == DataType::FP16 ? 0x1p-10 : 0x1p-7);
+    ProgramBuilder pb;
+    pb.op("mul").in("X", "a").in("Y", "b").out("Out", "ab");
+    pb.op("mul_grad").in("X", "a").in("Y", "b").in("Out@GRAD", "g_ab")
+        .out("X@GRAD", "da").out("Y@GRAD", "db");
+    pb.op("matmul_v2").in("X", "p").in("Y", "q").out("Out", "pq").attr("trans_x", true)
+        .attr("trans_y", true);
+    pb.op("matmul_v2_grad").in("X", "p").in("Y", "q").in("Out@GRAD", "g_pq")
+        .out("X@GRAD", "dp").out("Y@GRAD", "dq").attr("trans_x", true).attr("trans_y", true);
+    pb.op("matmul_v2").in("X", "u").in("Y", "v").out("Out", "uv");  // batch broadcast
+    pb.op("matmul_v2_grad").in("X", "u").in("Y", "v").in("Out@GRAD", "g_uv")
+        .out("X@GRAD", "du").out("Y@GRAD", "dv");
+    expect_same(pb.build(),
+                {{"a", random_half(dt, {6, 40}, 10)}, {"b", random_half(dt, {40, 8}, 11)},
+                 {"g_ab", random_half(dt, {6, 8}, 12)}, {"p", random_half(dt, {3, 16, 7}, 14)},
+                 {"q", random_half(dt, {3, 8, 16}, 15)}, {"g_pq", random_half(dt, {3, 7, 8}, 16)},
+                 {"u", random_half(dt, {2, 1, 3, 8}, 17)}, {"v", random_half(dt, {3, 8, 5}, 18)},
+                 {"g_uv", random_half(dt, {2, 3, 3, 5}, 19)}},
+                {"ab", "da", "db", "pq", "dp", "dq", "uv", "du", "dv"}, tol, tol);
+  }
+}
+
+// cast (bit for bit: both round float to nearest even once; FP64 passes
+// through float on both), fill_constant and coalesce_tensor in 16 bits.
+TEST(GpuKernels, CastFillConstantCoalesceTensorInHalfPrecision) {
+  CTP_REQUIRE_GPUS(1);
+  const auto cast = [](ProgramBuilder& pb, const std::string& x, const std::string& out,
+                       DataType from, DataType to) {
+    pb.op("cast").in("X", x).out("Out", out)
+        .attr("in_dtype", static_cast<int32_t>(from)).attr("out_dtype", static_cast<int32_t>(to));
+  };
+  ProgramBuilder pb;
+  cast(pb, "x", "x16", DataType::FP32, DataType::FP16);
+  cast(pb, "x", "xb", DataType::FP32, DataType::BF16);
+  cast(pb, "x16", "x16_32", DataType::FP16, DataType::FP32);
+  cast(pb, "xb", "xb_64", DataType::BF16, DataType::FP64);
+  cast(pb, "x16", "x16_b", DataType::FP16, DataType::BF16);
+  cast(pb, "d", "d16", DataType::FP64, DataType::FP16);
+  cast(pb, "x", "x_same", DataType::FP32, DataType::FP32);
+  cast(pb, "label", "label32", DataType::INT64, DataType::FP32);  // on the host, uploaded
+  pb.op("fill_constant").out("Out", "c16").attr("shape", std::vector<int64_t>{3, 2})
+      .attr("value", 0.1f).attr("dtype", 4);
+  pb.op("fill_constant").out("Out", "cb").attr("shape", std::vector<int64_t>{5})
+      .attr("value", -7.3f).attr("dtype", 22);
+  pb.op("coalesce_tensor").in("Input", std::vector<std::string>{"g0", "g1"})
+      .out("Output", std::vector<std::string>{"g0", "g1"}).out("FusedOutput", "fused")
+      .attr("copy_data", true).attr("dtype", 22);
+  pb.op("scale").in("X", "g1").out("Out", "g1").attr("scale", 2.f);  // writes through a view
+  pb.op("coalesce_tensor").in("Input", std::vector<std::string>{"h0", "h1"})
+      .out("Output", std::vector<std::string>{"h0", "h1"}).out("FusedOutput", "hfused")
+      .attr("set_constant", true).attr("constant", 0.5f).attr("dtype", 4);
+  Tensor x = random_fp32({4, 33}, 60);
+  x.data<float>()[0] = 1.0f + 1.0f / 2048;  // an FP16 tie
+  x.data<float>()[1] = 70000.f;             // FP16 overflow: inf
+  x.data<float>()[2] = 1.0f + 1.0f / 256;   // a BF16 tie
+  const Tensor d = test::random_tensor({9}, 61);
+  Outcome outcome;
+  outcome.gpu_only = {"fused", "hfused"};
+  expect_same(pb.build(),
+              {{"x", x}, {"d", d}, {"label", labels({3, -1, 70000})},
+               {"g0", random_half(DataType::BF16, {3}, 62)},
+               {"g1", random_half(DataType::BF16, {70, 2}, 63)},
+               {"h0", random_half(DataType::FP16, {5}, 64)},
+               {"h1", random_half(DataType::FP16, {2, 2}, 65)}},
+              {"x16", "xb", "x16_32", "xb_64", "x16_b", "d16", "x_same", "label32", "c16", "cb",
+               "g0", "g1", "h0", "h1"},
+              0, 0, 1, &outcome);
+  // 256-byte chunks of 2-byte elements: 3 -> 128, 140 -> 256 elements.
+  EXPECT_EQ(outcome.gpu_host.get("fused").shape(), (std::vector<int64_t>{384}));
+  EXPECT_EQ(outcome.gpu_host.get("fused").dtype(), DataType::BF16);
+  EXPECT_TRUE(std::isinf(at(outcome.gpu_host.get("x16"), 1)));
+}
+
+// Inputs of different float types stay errors naming the op and the dtypes.
+TEST(GpuKernels, MixedPrecisionInputsAreErrorsNamingOpAndDtypes) {
+  CTP_REQUIRE_GPUS(1);
+  DeviceContext dc(0);
+  RunServices s;
+  s.device = dc.device();
+  s.device_context = &dc;
+  const auto error_of = [&](const std::string& type) {
+    ProgramBuilder pb;
+    pb.op(type).in("X", "x").in("Y", "y").out("Out", "out");
+    const Program program = pb.build();
+    Scope scope;
+    scope.var("x") = random_half(DataType::FP16, {2, 2}, 70);
+    scope.var("y") = random_fp32({2, 2}, 71);
+    try {
+      Executor(program, s).run(scope);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("(no error)");
+  };
+  for (const char* type : {"elementwise_add", "matmul_v2", "mul"}) {
+    const std::string message = error_of(type);
+    EXPECT_NE(message.find(std::string("'") + type + "'"), std::string::npos) << message;
+    EXPECT_NE(message.find("X is FP16 but Y is FP32"), std::string::npos) << message;
+  }
 }
 
 }  // namespace
