@@ -223,12 +223,13 @@ std::string error_of(const Program& program, std::map<std::string, Tensor> input
 TEST(KernelsHalf, MixedDtypesAndUnsupportedOpsAreErrorsNamingOpAndDtype) {
   ProgramBuilder add;
   add.op("elementwise_add").in("X", "x").in("Y", "y").out("Out", "out");
-  const std::string mixed = error_of(add.build(), {{"x", random_pair(DataType::FP16, {3}, 1).narrow},
+  const Program add_program = add.build();
+  const std::string mixed = error_of(add_program, {{"x", random_pair(DataType::FP16, {3}, 1).narrow},
                                                    {"y", test::tensor<float>({3}, {1, 2, 3})}});
   EXPECT_THAT(mixed, HasSubstr("'elementwise_add'"));
   EXPECT_THAT(mixed, HasSubstr("input Y 'y' is FP32 but X 'x' is FP16"));
   const std::string fp16_bf16 =
-      error_of(add.build(), {{"x", random_pair(DataType::FP16, {3}, 1).narrow},
+      error_of(add_program, {{"x", random_pair(DataType::FP16, {3}, 1).narrow},
                              {"y", random_pair(DataType::BF16, {3}, 2).narrow}});
   EXPECT_THAT(fp16_bf16, HasSubstr("input Y 'y' is BF16 but X 'x' is FP16"));
   // Loss and optimizer kernels stay FP32/FP64, as in Paddle's AMP.
