@@ -73,7 +73,8 @@ void reduce_elements(DataType dtype, ReduceOp op, void* out, const void* a, cons
     case DataType::INT16: return reduce_typed<int16_t>(op, out, a, b, n);
     case DataType::UINT8: return reduce_typed<uint8_t>(op, out, a, b, n);
     case DataType::INT8: return reduce_typed<int8_t>(op, out, a, b, n);
-    case DataType::FP16: return reduce_16bit<float16::to_float, float16::from_float>(op, out, a, b, n);
+    case DataType::FP16:
+      return reduce_16bit<float16::to_float, float16::from_float>(op, out, a, b, n);
     case DataType::BF16:
       return reduce_16bit<bfloat16::to_float, bfloat16::from_float>(op, out, a, b, n);
     default:

@@ -141,8 +141,8 @@ __global__ void binary_grad_kernel(Binary op, bool for_y, const T* dout, const T
 }
 
 template <typename T>
-__global__ void broadcast_scale_kernel(const T* src, T* out, Compute<T> factor, BroadcastIndex index,
-                                       int64_t n) {
+__global__ void broadcast_scale_kernel(const T* src, T* out, Compute<T> factor,
+                                       BroadcastIndex index, int64_t n) {
   for (int64_t o = first_index(); o < n; o += grid_stride()) {
     int64_t rest = o, j = 0;
     for (int d = index.rank - 1; d >= 0; --d) {
