@@ -50,6 +50,21 @@ void DeviceRuntime::bind(Scope& scope, const std::string& name, const Tensor& va
   var = value;
 }
 
+Tensor DeviceRuntime::host_tensor(DataType dtype, std::vector<int64_t> shape) const {
+#ifdef CTP_HAVE_CUDA
+  if (context_) {
+    std::size_t elements = 1;
+    for (int64_t d : shape) {
+      if (d < 0) throw Error("a host tensor cannot have a negative dim (" + std::to_string(d) + ")");
+      elements *= static_cast<std::size_t>(d);
+    }
+    return Tensor::view(cuda::allocate_pinned_host_buffer(elements * element_size(dtype)), 0,
+                        dtype, std::move(shape));
+  }
+#endif
+  return Tensor(dtype, std::move(shape));
+}
+
 Tensor DeviceRuntime::copy_to_device(const Tensor& value) {
 #ifdef CTP_HAVE_CUDA
   if (context_) {

@@ -10,6 +10,7 @@
 // it (NCCL rings use its streams): declare it first.
 #pragma once
 #include <string>
+#include <vector>
 
 #include "executor/scope.h"
 
@@ -35,6 +36,9 @@ class DeviceRuntime {
   // device buffer is reused when dtype and shape match (so feeding a batch
   // each step allocates nothing), the copy queued on the compute stream.
   void bind(Scope& scope, const std::string& name, const Tensor& value);
+  // A zero-filled host tensor that binds fast: on a GPU in page-locked
+  // memory (the copy engines read it directly), on the CPU a plain tensor.
+  Tensor host_tensor(DataType dtype, std::vector<int64_t> shape) const;
   // A copy of `value` on this device (on the CPU: a deep copy).
   Tensor copy_to_device(const Tensor& value);
   // Blocks until every stream of the device is idle; with `comms`, polls its

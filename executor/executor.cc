@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "executor/op_profile.h"
 #include "ops/op_def.h"
 
 namespace ctp {
@@ -60,11 +61,15 @@ void Executor::verify_schedule_once() {
 
 void Executor::run(Scope& scope) {
   verify_schedule_once();
+  OpProfile* profile = services_.profile;
+  if (profile) profile->begin_step(block_);
   int64_t index = 0;
   for (const PreparedOp& step : steps_) {
     KernelContext ctx(*step.op, block_, scope, services_, index);
     try {
+      if (profile) profile->before_op(static_cast<std::size_t>(index));
       (*step.kernel)(ctx);
+      if (profile) profile->after_op(static_cast<std::size_t>(index));
     } catch (const std::exception& e) {
       // Kernels name their op through ctx.where(); lower layers (tensors,
       // communicators) do not, so the executor adds the place.
@@ -74,6 +79,7 @@ void Executor::run(Scope& scope) {
     }
     ++index;
   }
+  if (profile) profile->end_step();
   ++services_.step;
 }
 

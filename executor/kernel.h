@@ -15,6 +15,7 @@ namespace ctp {
 
 class CommunicatorManager;  // executor/communicator.h
 class DeviceContext;        // per-device streams; CPU runs need none
+class OpProfile;            // executor/op_profile.h
 
 // The tensors a caller binds to `feed` ops and receives from `fetch` ops, by
 // their `col` attribute (Paddle's feed/fetch holder lists).
@@ -47,6 +48,9 @@ struct RunServices {
   // not a hang); see executor/communicator_schedule.h.
   bool verify_collective_schedule = true;
   RunCounters counters;
+  // When set, the executor times every op of every step into it (see
+  // executor/op_profile.h); the caller owns it.
+  OpProfile* profile = nullptr;
 };
 
 class KernelContext {

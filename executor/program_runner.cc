@@ -113,6 +113,7 @@ ProgramRunner::ProgramRunner(const Program& startup, const Program& main,
       options_(std::move(options)),
       startup_(startup, services_for(options_)),
       main_(main, services_for(options_)) {
+  main_.services().profile = options_.profile;
   std::unordered_set<std::string> inputs;
   for (const std::string& name : unbound_inputs(main_block_)) {
     direct_inputs_.push_back(name);

@@ -30,6 +30,9 @@ struct ProgramRunOptions {
   // Vars read after every step. Empty: the vars of the main program's fetch
   // ops, or else the output of its loss op (role Forward|Loss), if any.
   std::vector<std::string> fetch;
+  // When set, every step of the main program is timed op by op into it
+  // (executor/op_profile.h). Must outlive the runner.
+  OpProfile* profile = nullptr;
 };
 
 using Fetched = std::vector<std::pair<std::string, Tensor>>;

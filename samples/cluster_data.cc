@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "program_ir/error.h"
 
@@ -97,28 +98,51 @@ Batch rows(const ClusterData& data, int64_t begin, int64_t end, DataType dtype) 
   return gather(data, indices, dtype);
 }
 
-BatchSource::BatchSource(const ClusterData& data, DataType dtype)
-    : features_(rows(data, 0, data.size(), dtype).features), labels_(data.labels),
-      dim_(data.dim) {}
+BatchSource::BatchSource(const ClusterData& data, DataType dtype, HostAllocator allocate)
+    : allocate_(allocate ? std::move(allocate)
+                         : [](DataType t, std::vector<int64_t> shape) {
+                             return Tensor(t, std::move(shape));
+                           }),
+      dim_(data.dim) {
+  Batch all = rows(data, 0, data.size(), dtype);
+  features_ = allocate_(dtype, all.features.shape());
+  labels_ = allocate_(DataType::INT64, all.labels.shape());
+  std::memcpy(features_.raw_data(), all.features.raw_data(), all.features.bytes());
+  std::memcpy(labels_.raw_data(), all.labels.raw_data(), all.labels.bytes());
+}
 
 void BatchSource::shard(int64_t step, int64_t global_batch, int rank, int world,
                         Batch& into) const {
-  const auto samples = static_cast<int64_t>(labels_.size());
+  const int64_t samples = labels_.numel();
+  if (samples == 0) throw Error("the data set is empty: no batch can be drawn from it");
   if (world < 1 || rank < 0 || rank >= world || global_batch < world || global_batch % world)
     throw Error("global batch " + std::to_string(global_batch) + " cannot be split evenly over " +
                 std::to_string(world) + " workers (rank " + std::to_string(rank) + ")");
   const int64_t local = global_batch / world;
   const DataType dtype = features_.dtype();
   const std::vector<int64_t> shape{local, dim_};
-  if (!into.features.initialized() || into.features.dtype() != dtype ||
-      into.features.shape() != shape)
-    into.features = Tensor(dtype, shape);
-  if (!into.labels.initialized() || into.labels.shape() != std::vector<int64_t>{local, 1})
-    into.labels = Tensor(DataType::INT64, {local, 1});
+  const std::vector<int64_t> label_shape{local, 1};
   const std::size_t row_bytes = static_cast<std::size_t>(dim_) * element_size(dtype);
+  const int64_t first = (step * global_batch + rank * local) % samples;
+  if (first + local <= samples) {
+    into.features = Tensor::view(features_.buffer(),
+                                 features_.offset() + static_cast<std::size_t>(first) * row_bytes,
+                                 dtype, shape);
+    into.labels = Tensor::view(labels_.buffer(),
+                               labels_.offset() + static_cast<std::size_t>(first) * sizeof(int64_t),
+                               DataType::INT64, label_shape);
+    return;
+  }
+  // Wrapped: copied into the batch's own staging buffers.
+  if (!into.wrapped_features.initialized() || into.wrapped_features.dtype() != dtype ||
+      into.wrapped_features.shape() != shape)
+    into.wrapped_features = allocate_(dtype, shape);
+  if (!into.wrapped_labels.initialized() || into.wrapped_labels.shape() != label_shape)
+    into.wrapped_labels = allocate_(DataType::INT64, label_shape);
+  into.features = into.wrapped_features;
+  into.labels = into.wrapped_labels;
   const char* src = static_cast<const char*>(features_.raw_data());
   char* dst = static_cast<char*>(into.features.raw_data());
-  const int64_t first = step * global_batch + rank * local;
   // Runs of consecutive rows up to the wrap-around: one memcpy each.
   for (int64_t r = 0; r < local;) {
     const int64_t i = (first + r) % samples;
@@ -126,7 +150,7 @@ void BatchSource::shard(int64_t step, int64_t global_batch, int rank, int world,
     std::memcpy(dst + static_cast<std::size_t>(r) * row_bytes,
                 src + static_cast<std::size_t>(i) * row_bytes,
                 static_cast<std::size_t>(run) * row_bytes);
-    std::memcpy(into.labels.data<int64_t>() + r, labels_.data() + i,
+    std::memcpy(into.labels.data<int64_t>() + r, labels_.data<int64_t>() + i,
                 static_cast<std::size_t>(run) * sizeof(int64_t));
     r += run;
   }

@@ -44,6 +44,7 @@ struct TrainerOptions {
   Device device;                 // the first device thread's; CUDA threads take index + i
   int log_every = 1;             // per-step lines (progress bar and loss), process 0 only
   std::string save_params_dir;   // when set: DIR/worker<g>/<param>.npy after training
+  bool profile = false;          // time every op of worker 0's main program; print after training
 };
 
 struct TrainerReport {

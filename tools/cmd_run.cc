@@ -17,6 +17,7 @@
 #include "executor/communicator.h"
 #include "executor/device_runtime.h"
 #include "executor/npy.h"
+#include "executor/op_profile.h"
 #include "executor/program_runner.h"
 #include "executor/thread_group_driver.h"
 #include "executor/worker_env.h"
@@ -40,6 +41,7 @@ struct RunArgs {
   std::optional<int> rank, world_size;
   std::optional<double> timeout_s;
   int threads = 1;
+  bool profile = false;
 };
 
 std::string with_rank(std::string path, int rank) {
@@ -107,6 +109,9 @@ void run(const RunArgs& a) {
     for (const auto& runtime : runtimes) devices.push_back(runtime->device());
     threads = std::make_unique<DeviceThreads>(a.threads, comm, RunServices{}, devices);
   }
+  // Thread 0's main program, when asked: the other threads run the same ops.
+  std::unique_ptr<OpProfile> profile;
+  if (a.profile) profile = std::make_unique<OpProfile>(runtimes[0]->context());
   std::vector<std::unique_ptr<ProgramRunner>> runners;
   for (int i = 0; i < a.threads; ++i) {
     ProgramRunOptions o = options;
@@ -116,6 +121,7 @@ void run(const RunArgs& a) {
     o.seed = a.seed_by_rank ? a.seed + static_cast<uint64_t>(o.rank) : a.seed;
     o.runtime = runtimes[static_cast<std::size_t>(i)].get();
     o.device = o.runtime->device();
+    if (i == 0) o.profile = profile.get();
     if (threads) {
       o.comms = &threads->comms(i);
     } else {
@@ -155,6 +161,7 @@ void run(const RunArgs& a) {
             << " step(s) of main (" << main.global_block().op_count() << " ops)";
   if (a.threads > 1) std::cout << " on " << a.threads << " device threads (printed: thread 0)";
   std::cout << " in " << timing << std::endl;
+  if (profile) profile->print(std::cout);
 }
 
 const CommandRegistrar registrar([](CLI::App& app) {
@@ -189,6 +196,9 @@ const CommandRegistrar registrar([](CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--timeout", args->timeout_s,
                   "Seconds to wait for a peer (default: CTP_COMM_TIMEOUT, else 300)");
+  cmd->add_flag("--profile", args->profile,
+                "Time every op of the main program (device time on a GPU) and print the most "
+                "expensive after the run; the first step is not counted");
   cmd->callback([args] { run(*args); });
 });
 

@@ -63,11 +63,15 @@ if want train; then
     $TRAINER --mode none --device cpu "${common[@]}" --save-params "$T/cpu1"
     $TRAINER --mode none --device gpu "${common[@]}" --save-params "$T/gpu1"
     python3 bench/gpu/compare_params.py "$T/cpu1" "$T/gpu1"
+    # grad_allreduce needs two endpoints or more (as the reference): the
+    # launched runs need NGPUS > 1.
+    if [ "$NGPUS" -gt 1 ]; then
     echo "== $NGPUS GPUs, one process each (ctp launch), grad_allreduce, against 1 CPU worker"
     timeout 120 $CTP launch --nproc "$NGPUS" --base-port "$(free_base_port)" -- \
       $TRAINER --mode grad_allreduce --device gpu "${common[@]}" --save-params "$T/gpuN"
     echo "ctp launch exit $?"
     python3 bench/gpu/compare_params.py "$T/cpu1" "$T/gpuN"
+    fi
     echo "== $NGPUS GPUs of one process (--threads $NGPUS), single_process_multi_thread, against CPU threads"
     $TRAINER --mode single_process_multi_thread --threads "$NGPUS" --device cpu "${common[@]}" \
       --save-params "$T/cpuT"
@@ -84,18 +88,20 @@ import npy_lite
 rng = random.Random(3)
 npy_lite.save('$T/x.npy', (64, 32), [rng.uniform(-1, 1) for _ in range(64 * 32)])
 npy_lite.save('$T/label.npy', (64, 1), [rng.randrange(10) for _ in range(64)], '<i8')"
+    feeds=(--feed "x=$T/x.npy" --feed "label=$T/label.npy")
+    echo "-- CPU, one worker, untranspiled"
+    $CTP run --device cpu --startup $G/startup.json --main $G/main.json --steps 5 "${feeds[@]}"
+    if [ "$NGPUS" -gt 1 ]; then
     base=$(free_base_port)
     eps=""; for r in $(seq 0 $((NGPUS - 1))); do eps+="${eps:+,}127.0.0.1:$((base + r))"; done
     $CTP transpile --mode grad_allreduce --all-ranks --endpoints "$eps" \
       --startup $G/startup.json --main $G/main.json -o "$T/ga"
-    feeds=(--feed "x=$T/x.npy" --feed "label=$T/label.npy")
-    echo "-- CPU, one worker, untranspiled"
-    $CTP run --device cpu --startup $G/startup.json --main $G/main.json --steps 5 "${feeds[@]}"
     echo "-- $NGPUS GPUs, ctp launch, grad_allreduce (same batch on every rank: same losses)"
     timeout 120 $CTP launch --nproc "$NGPUS" --base-port "$base" -- \
       $CTP run --device gpu --startup "$T/ga/rank_{rank}/startup.pb" \
       --main "$T/ga/rank_{rank}/main.pb" --steps 5 "${feeds[@]}"
     echo "ctp launch exit $?"
+    fi
     $CTP transpile --mode single_process_multi_thread --endpoints 127.0.0.1:6170 --rank 0 \
       --selected-gpus "$(seq -s, 0 $((NGPUS - 1)))" \
       --startup $G/startup.json --main $G/main.json -o "$T/spmt"
@@ -158,7 +164,8 @@ if want c; then
   PER_GPU=${PER_GPU:-4096}
   model=(--dim 1024 --hidden 4096,4096 --classes 16 --samples 16384)
   {
-    for n in 1 "$NGPUS"; do
+    counts=1; [ "$NGPUS" -gt 1 ] && counts="1 $NGPUS"
+    for n in $counts; do
       batch=$((PER_GPU * n))
       echo "== (c) ctp, $n GPU(s), global batch $batch"
       if [ "$n" = 1 ]; then
@@ -170,24 +177,18 @@ if want c; then
       fi
       echo "== (c) torch, $n GPU(s), global batch $batch"
       if [ "$n" = 1 ]; then
-        timeout 180 python3 bench/gpu/torch_mlp_ddp.py "${model[@]}" --steps 30 --batch $batch \
+        timeout 180 python3 bench/gpu/torch_mlp_ddp.py "${model[@]}" --steps 30 --batch $batch --profile \
           --csv "$OUT/torch_mlp.csv" 2>&1 | torch_quiet
       else
         timeout 180 torchrun --standalone --nproc_per_node "$n" bench/gpu/torch_mlp_ddp.py \
           "${model[@]}" --steps 30 --batch $batch --csv "$OUT/torch_mlp.csv" 2>&1 | torch_quiet
       fi
     done
-    # Where a ctp step's GPU time goes (kernel summary), when nsys is there.
-    if command -v nsys > /dev/null; then
-      echo "== (c) nsys: ctp, 1 GPU, 10 steps"
-      timeout 120 nsys profile -o /tmp/ctp_c1 --force-overwrite true --stats=false \
-        $TRAINER --mode none --device gpu "${model[@]}" --steps 10 --batch $PER_GPU --log-every 0 \
-        > /dev/null 2>&1
-      timeout 60 nsys stats --report cuda_gpu_kern_sum,cuda_gpu_mem_time_sum --format table \
-        /tmp/ctp_c1.nsys-rep 2>&1 | cut -c1-220 | head -60
-    else
-      echo "(nsys not found: no kernel summary)"
-    fi
+    # Where a ctp step's GPU time goes: the trainer's own per-op profile
+    # (CUDA events around every op on the compute stream).
+    echo "== (c) ctp --profile, 1 GPU, 12 steps"
+    timeout 120 $TRAINER --mode none --device gpu "${model[@]}" --steps 12 --batch $PER_GPU \
+      --log-every 0 --profile
   } > "$OUT/bench_c.log" 2>&1
   echo "bench c done ($(date -u +%T))"; cat "$OUT/bench_c.log"
 fi

@@ -34,6 +34,9 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--csv", default="")
+    ap.add_argument("--profile", action="store_true",
+                    help="after timing, profile 5 more steps (torch.profiler) and print the "
+                         "kernels' GPU time per step, for comparing with ctp's --profile")
     a = ap.parse_args()
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -92,6 +95,21 @@ def main():
         if a.csv:
             with open(a.csv, "a") as f:
                 f.write(f"torch,{world},{a.batch},{ms:.4f}\n")
+    if a.profile and rank == 0:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for s in range(5):
+                step(a.steps + s)
+            torch.cuda.synchronize()
+        # Kernels and copies are the events on the device; CPU ops only
+        # launch them (their device time would count the kernels twice).
+        kernels = [e for e in prof.key_averages() if str(e.device_type).endswith("CUDA")]
+        kernels.sort(key=lambda e: -e.device_time_total)
+        total = sum(e.device_time_total for e in kernels)
+        print(f"torch profile: 5 steps; GPU kernel and copy time per step {total / 5000:.3f} ms",
+              flush=True)
+        for e in kernels[:15]:
+            print(f"  {e.device_time_total / 5000:9.3f} ms  x{e.count // 5:<3d} {e.key[:90]}")
     if world > 1:
         dist.destroy_process_group()
 

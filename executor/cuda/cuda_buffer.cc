@@ -1,5 +1,6 @@
 // Device memory: cudaMalloc'd buffers, registered as the CUDA allocator of
 // executor/tensor.h, and the status-to-error helpers of cuda_check.h.
+#include <cstring>
 #include <string>
 
 #include "executor/cuda/cuda_check.h"
@@ -69,6 +70,32 @@ class CudaBuffer final : public Buffer {
   std::size_t size_;
 };
 
+// Page-locked host memory: a CPU buffer the GPU's copy engines read and
+// write directly, so uploads from it need no staging through the driver.
+class PinnedHostBuffer final : public Buffer {
+ public:
+  explicit PinnedHostBuffer(std::size_t bytes) : size_(bytes) {
+    if (bytes == 0) return;
+    cudaError_t status = cudaHostAlloc(&data_, bytes, cudaHostAllocPortable);
+    if (status != cudaSuccess) {
+      cudaGetLastError();
+      throw Error("cannot allocate " + std::to_string(bytes) +
+                  " bytes of page-locked host memory: " + cudaGetErrorString(status));
+    }
+    std::memset(data_, 0, bytes);  // zero-filled like every CPU buffer
+  }
+  ~PinnedHostBuffer() override {
+    if (data_) cudaFreeHost(data_);
+  }
+  void* data() override { return data_; }
+  std::size_t size() const override { return size_; }
+  Device device() const override { return Device{}; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t size_;
+};
+
 std::shared_ptr<Buffer> allocate_cuda_buffer(Device device, std::size_t bytes) {
   return std::make_shared<CudaBuffer>(device, bytes);
 }
@@ -79,4 +106,9 @@ const bool registered = [] {
 }();
 
 }  // namespace
+
+std::shared_ptr<Buffer> allocate_pinned_host_buffer(std::size_t bytes) {
+  return std::make_shared<PinnedHostBuffer>(bytes);
+}
+
 }  // namespace ctp::cuda

@@ -80,6 +80,12 @@ class DeviceContext {
   std::size_t next_event_ = 0;
 };
 
+namespace cuda {
+// A zero-filled CPU buffer in page-locked memory (cudaHostAlloc, portable to
+// every GPU); throws ctp::Error when the driver refuses.
+std::shared_ptr<Buffer> allocate_pinned_host_buffer(std::size_t bytes);
+}  // namespace cuda
+
 // Copies `src` into `dst` (same byte count) across any pair of devices,
 // queued on `stream` when either side is a GPU.
 void copy_bytes(const Tensor& src, Tensor& dst, CudaStream stream);

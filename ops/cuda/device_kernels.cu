@@ -140,6 +140,39 @@ __global__ void binary_grad_kernel(Binary op, bool for_y, const T* dout, const T
   }
 }
 
+// binary_grad where the summed dims lead and the kept ones trail
+// contiguously (a bias's gradient: column sums of dout viewed as [rows,
+// cols]; rows == 1 when nothing is summed). One thread per column still
+// adds its rows in the CPU's order, so results stay bit for bit; the loads
+// of kAhead rows are issued before their adds, so a thread waits for memory
+// once per kAhead rows instead of once per row.
+template <typename T>
+__global__ void leading_sum_grad_kernel(Binary op, bool for_y, const T* dout, const T* other,
+                                        T* d, int64_t rows, int64_t cols, Compute<T> factor) {
+  constexpr int kAhead = 32;
+  const bool times_other = op == Binary::Mul;
+  for (int64_t t = first_index(); t < cols; t += grid_stride()) {
+    Compute<T> acc = 0;
+    int64_t r = 0;
+    for (; r + kAhead <= rows; r += kAhead) {
+      Compute<T> v[kAhead];
+#pragma unroll
+      for (int u = 0; u < kAhead; ++u) {
+        const int64_t o = (r + u) * cols + t;
+        v[u] = times_other ? mul_rn(widen(dout[o]), widen(other[o])) : widen(dout[o]);
+      }
+#pragma unroll
+      for (int u = 0; u < kAhead; ++u) acc = add_rn(acc, v[u]);
+    }
+    for (; r < rows; ++r) {
+      const int64_t o = r * cols + t;
+      acc = add_rn(acc, times_other ? mul_rn(widen(dout[o]), widen(other[o])) : widen(dout[o]));
+    }
+    if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
+    d[t] = narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
+  }
+}
+
 template <typename T>
 __global__ void broadcast_scale_kernel(const T* src, T* out, Compute<T> factor,
                                        BroadcastIndex index, int64_t n) {
@@ -336,11 +369,53 @@ void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& ind
   if (n > 0) binary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(op, x, y, out, index, n);
 }
 
+// Whether binary_grad's sums can run as leading_sum_grad_kernel: every
+// summed dim (the gradient's stride 0, extent > 1) comes before every kept
+// one, the kept dims are laid out as in the output, and a product's other
+// operand has the output's full shape. Sets the [rows, cols] view of dout.
+static bool leading_sum_layout(Binary op, bool for_y, int64_t n_d, const BroadcastIndex& index,
+                        int64_t& rows, int64_t& cols) {
+  const int64_t* own = for_y ? index.y_strides : index.x_strides;
+  const int64_t* theirs = for_y ? index.x_strides : index.y_strides;
+  int64_t out_stride[kMaxDims];
+  int64_t stride = 1;
+  for (int k = index.rank - 1; k >= 0; --k) {
+    out_stride[k] = stride;
+    stride *= index.out_shape[k];
+  }
+  rows = 1;
+  cols = 1;
+  bool kept_seen = false;
+  for (int k = 0; k < index.rank; ++k) {
+    if (index.out_shape[k] == 1) continue;
+    if (op == Binary::Mul && theirs[k] != out_stride[k]) return false;
+    if (own[k] == 0) {
+      if (kept_seen) return false;
+      rows *= index.out_shape[k];
+    } else {
+      if (own[k] != out_stride[k]) return false;
+      kept_seen = true;
+      cols *= index.out_shape[k];
+    }
+  }
+  return cols == n_d;
+}
+
 template <typename T>
 void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int64_t n_d,
                  const BroadcastIndex& index, Stream s, double factor) {
-  if (n_d > 0)
-    binary_grad_kernel<T><<<grid_for(n_d), kThreads, 0, s>>>(op, for_y, dout, other, d, n_d, index,
+  if (n_d <= 0) return;
+  int64_t rows = 0, cols = 0;
+  if (leading_sum_layout(op, for_y, n_d, index, rows, cols)) {
+    // Narrow blocks when columns are few, so their loads spread over more SMs.
+    const unsigned threads = cols >= 64 * kThreads ? kThreads : 64;
+    int64_t blocks = (cols + threads - 1) / threads;
+    if (blocks > 65535LL * 16) blocks = 65535LL * 16;
+    leading_sum_grad_kernel<T><<<static_cast<unsigned>(blocks), threads, 0, s>>>(
+        op, for_y, dout, other, d, rows, cols, static_cast<Compute<T>>(factor));
+    return;
+  }
+  binary_grad_kernel<T><<<grid_for(n_d), kThreads, 0, s>>>(op, for_y, dout, other, d, n_d, index,
                                                               static_cast<Compute<T>>(factor));
 }
 

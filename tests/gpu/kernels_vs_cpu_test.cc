@@ -135,6 +135,34 @@ TEST(GpuKernels, ElementwiseWithAxisBroadcastAndGrads) {
               {"out", "dx", "dy"}, 0, 0);
 }
 
+// Bias-shaped gradients (the summed dims lead, the kept ones trail) take the
+// column-sum kernel: it must still add rows in the CPU's order, bit for bit,
+// past its 32-row batches and in their remainder (100 = 3 * 32 + 4 rows).
+TEST(GpuKernels, BiasShapedGradientsSumRowsInTheCpusOrder) {
+  CTP_REQUIRE_GPUS(1);
+  struct Case {
+    std::vector<int64_t> x, y;
+    int axis;
+  };
+  for (const Case& c : {Case{{100, 37}, {37}, -1}, Case{{70, 3, 5}, {3, 5}, 1},
+                        Case{{4, 25, 6}, {6}, -1}, Case{{33, 1, 8}, {1, 8}, -1}}) {
+    for (const char* type : {"elementwise_add", "elementwise_sub", "elementwise_mul"}) {
+      for (DataType dt : {DataType::FP32, DataType::FP16}) {
+        SCOPED_TRACE(std::string(type) + " " + std::string(to_string(dt)) + " x " + testing::PrintToString(c.x));
+        ProgramBuilder pb;
+        pb.op(std::string(type) + "_grad").in("X", "x").in("Y", "y").in("Out@GRAD", "g")
+            .out("X@GRAD", "dx").out("Y@GRAD", "dy").attr("axis", c.axis);
+        const auto make = [&](std::vector<int64_t> shape, uint64_t seed) {
+          return dt == DataType::FP32 ? random_fp32(std::move(shape), seed)
+                                      : random_half(dt, std::move(shape), seed);
+        };
+        expect_same(pb.build(), {{"x", make(c.x, 21)}, {"y", make(c.y, 22)}, {"g", make(c.x, 23)}},
+                    {"dx", "dy"}, 0, 0);
+      }
+    }
+  }
+}
+
 TEST(GpuKernels, ReluScaleSumMean) {
   CTP_REQUIRE_GPUS(1);
   ProgramBuilder pb;

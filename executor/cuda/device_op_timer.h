@@ -1,0 +1,30 @@
+// CUDA events around every op of a step on one compute stream, for
+// OpProfile. Internal to the executor.
+#pragma once
+#include <cstddef>
+#include <vector>
+
+#include "executor/cuda/device_context.h"
+
+namespace ctp {
+
+class DeviceOpTimer {
+ public:
+  explicit DeviceOpTimer(DeviceContext& context) : context_(context) {}
+  ~DeviceOpTimer();
+  DeviceOpTimer(const DeviceOpTimer&) = delete;
+  DeviceOpTimer& operator=(const DeviceOpTimer&) = delete;
+
+  // Event `boundary` (0 .. op count) marks the start of op `boundary` and
+  // the end of the op before it.
+  void record(std::size_t boundary);
+  // Waits for event `last_boundary` and adds each op's time (ms) between its
+  // two events to `totals` (sized to the op count).
+  void accumulate(std::size_t last_boundary, std::vector<double>& totals);
+
+ private:
+  DeviceContext& context_;
+  std::vector<CudaEvent> events_;
+};
+
+}  // namespace ctp

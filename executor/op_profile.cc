@@ -1,0 +1,151 @@
+#include "executor/op_profile.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <ostream>
+
+#include "program_ir/program.h"
+
+#ifdef CTP_HAVE_CUDA
+#include "executor/cuda/device_op_timer.h"
+#endif
+
+namespace ctp {
+namespace {
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string first_output(const Op& op) {
+  for (const Slot& slot : op.outputs)
+    if (!slot.args.empty()) return slot.args[0];
+  return "";
+}
+
+}  // namespace
+
+#ifndef CTP_HAVE_CUDA
+// Never made without the CUDA backend; defined so unique_ptr can delete it.
+class DeviceOpTimer {};
+#endif
+
+OpProfile::OpProfile(DeviceContext* gpu) {
+#ifdef CTP_HAVE_CUDA
+  if (gpu) timer_ = std::make_unique<DeviceOpTimer>(*gpu);
+#else
+  (void)gpu;
+#endif
+}
+
+OpProfile::~OpProfile() = default;
+
+void OpProfile::begin_step(const Block& block) {
+  if (block_ != &block) {
+    block_ = &block;
+    steps_seen_ = counted_ = 0;
+    host_total_ms_.assign(block.op_count(), 0.0);
+    device_total_ms_.assign(block.op_count(), 0.0);
+    host_start_ms_.assign(block.op_count(), 0.0);
+  }
+  counting_ = steps_seen_ > 0;
+#ifdef CTP_HAVE_CUDA
+  if (timer_ && counting_) timer_->record(0);
+#endif
+}
+
+void OpProfile::before_op(std::size_t index) {
+  if (counting_ && index < host_start_ms_.size()) host_start_ms_[index] = now_ms();
+}
+
+void OpProfile::after_op(std::size_t index) {
+  if (!counting_ || index >= host_start_ms_.size()) return;
+  host_total_ms_[index] += now_ms() - host_start_ms_[index];
+#ifdef CTP_HAVE_CUDA
+  if (timer_) timer_->record(index + 1);
+#endif
+}
+
+void OpProfile::end_step() {
+  if (counting_) {
+#ifdef CTP_HAVE_CUDA
+    if (timer_) timer_->accumulate(device_total_ms_.size(), device_total_ms_);
+#endif
+    ++counted_;
+  }
+  ++steps_seen_;
+  counting_ = false;
+}
+
+std::vector<OpProfile::Row> OpProfile::rows() const {
+  std::vector<Row> out;
+  if (!block_) return out;
+  const double steps = counted_ ? static_cast<double>(counted_) : 1.0;
+  std::size_t i = 0;
+  for (const Op& op : block_->ops()) {
+    if (i >= host_total_ms_.size()) break;
+    Row r;
+    r.index = i;
+    r.type = op.type;
+    r.output = first_output(op);
+    r.host_ms = host_total_ms_[i] / steps;
+    r.device_ms = device_total_ms_[i] / steps;
+    out.push_back(std::move(r));
+    ++i;
+  }
+  return out;
+}
+
+void OpProfile::print(std::ostream& out, std::size_t top) const {
+  std::vector<Row> all = rows();
+  const bool gpu = on_gpu();
+  const auto cost = [gpu](const Row& r) { return gpu ? r.device_ms : r.host_ms; };
+  double host_sum = 0, device_sum = 0;
+  std::map<std::string, double> by_type;
+  for (const Row& r : all) {
+    host_sum += r.host_ms;
+    device_sum += r.device_ms;
+    by_type[r.type] += cost(r);
+  }
+  const double total = gpu ? device_sum : host_sum;
+  char line[256];
+  std::snprintf(line, sizeof line, "profile: %lld step(s) after the first, %zu ops; per step: %.3f ms host",
+                static_cast<long long>(counted_), all.size(), host_sum);
+  out << line;
+  if (gpu) {
+    std::snprintf(line, sizeof line, ", %.3f ms on the compute stream", device_sum);
+    out << line;
+  }
+  out << "\n";
+  std::vector<Row> sorted = all;
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [&](const Row& a, const Row& b) { return cost(a) > cost(b); });
+  if (sorted.size() > top) sorted.resize(top);
+  out << (gpu ? "   op  type                        first output                   device ms   host ms   share\n"
+              : "   op  type                        first output                     host ms   share\n");
+  for (const Row& r : sorted) {
+    const double share = total > 0 ? 100.0 * cost(r) / total : 0.0;
+    if (gpu)
+      std::snprintf(line, sizeof line, "%5zu  %-26.26s  %-28.28s %10.3f %9.3f %6.1f%%\n", r.index,
+                    r.type.c_str(), r.output.c_str(), r.device_ms, r.host_ms, share);
+    else
+      std::snprintf(line, sizeof line, "%5zu  %-26.26s  %-28.28s %11.3f %6.1f%%\n", r.index,
+                    r.type.c_str(), r.output.c_str(), r.host_ms, share);
+    out << line;
+  }
+  std::vector<std::pair<std::string, double>> types(by_type.begin(), by_type.end());
+  std::stable_sort(types.begin(), types.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  out << "by op type (" << (gpu ? "device" : "host") << " ms per step):";
+  for (const auto& [type, ms] : types) {
+    std::snprintf(line, sizeof line, " %s %.3f;", type.c_str(), ms);
+    out << line;
+  }
+  out << "\n";
+}
+
+}  // namespace ctp

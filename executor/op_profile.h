@@ -1,0 +1,64 @@
+// Where an executor's steps go, op by op: `ctp run --profile` and the sample
+// trainer's --profile print it. For every op the host time of its kernel call
+// (on a GPU that is the launch: the kernels themselves run later) and, on a
+// GPU, the compute stream's time from the op's start to its end, taken with
+// CUDA events recorded around the op. A collective queued on its ring's own
+// stream costs the compute stream nothing there; its cost shows up on the op
+// that waits for it (c_sync_comm_stream) or not at all when it overlaps.
+//
+// The first step is not counted (it allocates buffers and loads cuBLAS's
+// kernels). Profiling on a GPU waits for each step's last event, which
+// costs little where the caller reads a result back every step anyway.
+#pragma once
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ctp {
+
+class Block;
+class DeviceContext;
+class DeviceOpTimer;
+
+class OpProfile {
+ public:
+  // `gpu`: the run's device context (null on the CPU: host times only).
+  explicit OpProfile(DeviceContext* gpu = nullptr);
+  ~OpProfile();
+  OpProfile(const OpProfile&) = delete;
+  OpProfile& operator=(const OpProfile&) = delete;
+
+  // The executor's hooks, around one step of `block` and each of its ops.
+  void begin_step(const Block& block);
+  void before_op(std::size_t index);
+  void after_op(std::size_t index);
+  void end_step();
+
+  struct Row {
+    std::size_t index = 0;  // in the block
+    std::string type;
+    std::string output;     // the op's first output var, to tell ops of one type apart
+    double host_ms = 0;     // per counted step
+    double device_ms = 0;   // per counted step; 0 on the CPU
+  };
+  // Per op, averaged over the counted steps, in block order.
+  std::vector<Row> rows() const;
+  int64_t counted_steps() const { return counted_; }
+  bool on_gpu() const { return timer_ != nullptr; }
+
+  // A table of the `top` most expensive ops (device time on a GPU, host time
+  // on the CPU), then the totals and the share of every op type.
+  void print(std::ostream& out, std::size_t top = 15) const;
+
+ private:
+  const Block* block_ = nullptr;
+  std::unique_ptr<DeviceOpTimer> timer_;
+  int64_t steps_seen_ = 0, counted_ = 0;
+  bool counting_ = false;
+  std::vector<double> host_total_ms_, device_total_ms_;
+  std::vector<double> host_start_ms_;
+};
+
+}  // namespace ctp
