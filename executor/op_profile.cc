@@ -113,7 +113,8 @@ void OpProfile::print(std::ostream& out, std::size_t top) const {
   }
   const double total = gpu ? device_sum : host_sum;
   char line[256];
-  std::snprintf(line, sizeof line, "profile: %lld step(s) after the first, %zu ops; per step: %.3f ms host",
+  std::snprintf(line, sizeof line,
+                "profile: %lld step(s) after the first, %zu ops; per step: %.3f ms host",
                 static_cast<long long>(counted_), all.size(), host_sum);
   out << line;
   if (gpu) {
@@ -125,8 +126,8 @@ void OpProfile::print(std::ostream& out, std::size_t top) const {
   std::stable_sort(sorted.begin(), sorted.end(),
                    [&](const Row& a, const Row& b) { return cost(a) > cost(b); });
   if (sorted.size() > top) sorted.resize(top);
-  out << (gpu ? "   op  type                        first output                   device ms   host ms   share\n"
-              : "   op  type                        first output                     host ms   share\n");
+  const char* columns = "   op  type                        first output                ";
+  out << columns << (gpu ? "   device ms   host ms   share\n" : "     host ms   share\n");
   for (const Row& r : sorted) {
     const double share = total > 0 ? 100.0 * cost(r) / total : 0.0;
     if (gpu)
