@@ -53,13 +53,8 @@ void DeviceRuntime::bind(Scope& scope, const std::string& name, const Tensor& va
 Tensor DeviceRuntime::host_tensor(DataType dtype, std::vector<int64_t> shape) const {
 #ifdef CTP_HAVE_CUDA
   if (context_) {
-    std::size_t elements = 1;
-    for (int64_t d : shape) {
-      if (d < 0) throw Error("a host tensor cannot have a negative dim (" + std::to_string(d) + ")");
-      elements *= static_cast<std::size_t>(d);
-    }
-    return Tensor::view(cuda::allocate_pinned_host_buffer(elements * element_size(dtype)), 0,
-                        dtype, std::move(shape));
+    const std::size_t bytes = tensor_byte_count(dtype, shape);
+    return Tensor::view(cuda::allocate_pinned_host_buffer(bytes), 0, dtype, std::move(shape));
   }
 #endif
   return Tensor(dtype, std::move(shape));

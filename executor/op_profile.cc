@@ -50,7 +50,6 @@ void OpProfile::begin_step(const Block& block) {
     steps_seen_ = counted_ = 0;
     host_total_ms_.assign(block.op_count(), 0.0);
     device_total_ms_.assign(block.op_count(), 0.0);
-    host_start_ms_.assign(block.op_count(), 0.0);
   }
   counting_ = steps_seen_ > 0;
 #ifdef CTP_HAVE_CUDA
@@ -59,12 +58,12 @@ void OpProfile::begin_step(const Block& block) {
 }
 
 void OpProfile::before_op(std::size_t index) {
-  if (counting_ && index < host_start_ms_.size()) host_start_ms_[index] = now_ms();
+  if (counting_ && index < host_total_ms_.size()) op_start_ms_ = now_ms();
 }
 
 void OpProfile::after_op(std::size_t index) {
-  if (!counting_ || index >= host_start_ms_.size()) return;
-  host_total_ms_[index] += now_ms() - host_start_ms_[index];
+  if (!counting_ || index >= host_total_ms_.size()) return;
+  host_total_ms_[index] += now_ms() - op_start_ms_;
 #ifdef CTP_HAVE_CUDA
   if (timer_) timer_->record(index + 1);
 #endif

@@ -58,7 +58,7 @@ class OpProfile {
   int64_t steps_seen_ = 0, counted_ = 0;
   bool counting_ = false;
   std::vector<double> host_total_ms_, device_total_ms_;
-  std::vector<double> host_start_ms_;
+  double op_start_ms_ = 0;  // of the op running now: the executor runs one at a time
 };
 
 }  // namespace ctp

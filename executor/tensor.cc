@@ -51,15 +51,6 @@ int64_t count(const std::vector<int64_t>& shape) {
   return n;
 }
 
-std::size_t byte_count(DataType dtype, const std::vector<int64_t>& shape) {
-  const auto n = static_cast<uint64_t>(count(shape));
-  const std::size_t size = element_size(dtype);
-  if (size != 0 && n > std::numeric_limits<std::size_t>::max() / size)
-    throw Error("a " + std::string(to_string(dtype)) + " tensor of shape " + shape_text(shape) +
-                " has more bytes than fit in 64 bits");
-  return static_cast<std::size_t>(n) * size;
-}
-
 // Requests below this skip the physical-memory check.
 constexpr std::size_t kCheckedAllocation = std::size_t{1} << 30;
 
@@ -71,6 +62,15 @@ std::size_t physical_memory_bytes() {
 }
 
 }  // namespace
+
+std::size_t tensor_byte_count(DataType dtype, const std::vector<int64_t>& shape) {
+  const auto n = static_cast<uint64_t>(count(shape));
+  const std::size_t size = element_size(dtype);
+  if (size != 0 && n > std::numeric_limits<std::size_t>::max() / size)
+    throw Error("a " + std::string(to_string(dtype)) + " tensor of shape " + shape_text(shape) +
+                " has more bytes than fit in 64 bits");
+  return static_cast<std::size_t>(n) * size;
+}
 
 std::string Device::to_string() const {
   return kind == DeviceKind::CPU ? "cpu" : "gpu:" + std::to_string(index);
@@ -116,12 +116,12 @@ std::shared_ptr<Buffer> allocate_buffer(Device device, std::size_t bytes) {
 
 Tensor::Tensor(DataType dtype, std::vector<int64_t> shape, Device device)
     : dtype_(dtype), shape_(std::move(shape)) {
-  buffer_ = allocate_buffer(device, static_cast<std::size_t>(count(shape_)) * element_size(dtype_));
+  buffer_ = allocate_buffer(device, tensor_byte_count(dtype_, shape_));
 }
 
 Tensor::Tensor(DataType dtype, std::vector<int64_t> shape)
     : dtype_(dtype), shape_(std::move(shape)) {
-  const std::size_t bytes = byte_count(dtype_, shape_);
+  const std::size_t bytes = tensor_byte_count(dtype_, shape_);
   try {
     buffer_ = allocate_cpu_buffer(bytes);
   } catch (const Error& e) {
@@ -135,7 +135,7 @@ Tensor Tensor::view(std::shared_ptr<Buffer> buffer, std::size_t bytes_offset,
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  const std::size_t bytes = byte_count(dtype, t.shape_);
+  const std::size_t bytes = tensor_byte_count(dtype, t.shape_);
   if (bytes > buffer->size() || bytes_offset > buffer->size() - bytes)
     throw Error("tensor view of " + std::to_string(t.bytes()) + " bytes at offset " +
                 std::to_string(bytes_offset) + " overruns a buffer of " +

@@ -34,6 +34,10 @@ class Buffer {
 
 std::shared_ptr<Buffer> allocate_cpu_buffer(std::size_t bytes);
 
+// The bytes of a (dtype, shape) tensor; throws ctp::Error for a negative dim
+// or a size that overflows 64 bits.
+std::size_t tensor_byte_count(DataType dtype, const std::vector<int64_t>& shape);
+
 // Device memory comes from the backend built for that kind of device: it
 // registers its allocator at load time (executor/cuda registers CUDA's), so
 // this header needs no device toolkit. The buffer is zero-filled, as CPU ones.
