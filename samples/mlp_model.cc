@@ -1,5 +1,6 @@
 #include "samples/mlp_model.h"
 
+#include <cctype>
 #include <cmath>
 
 #include "program_ir/builder.h"
@@ -13,6 +14,7 @@ struct Layer {
   std::string input, weight, bias, product, sum, activation;
   int64_t in_dim, out_dim;
   bool relu;
+  std::string weight_used, bias_used;  // what mul and elementwise_add read: cast copies under AMP
 };
 
 // Declares a var in both programs (startup needs the persistables it initializes).
@@ -39,6 +41,35 @@ class TwoPrograms {
   }
 };
 
+// The names and casts of mixed precision; with compute == storage it names
+// the vars themselves and inserts nothing.
+class Precision {
+ public:
+  Precision(DataType storage, DataType compute) : storage_(storage), compute_(compute) {}
+  bool mixed() const { return storage_ != compute_; }
+  DataType compute() const { return compute_; }
+  std::string compute_copy(const std::string& var) const {
+    if (!mixed()) return var;
+    std::string suffix(to_string(compute_));
+    for (char& ch : suffix) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    return var + ".cast_" + suffix;
+  }
+  // Declares `to` in dtype to_dtype with from's shape and casts into it.
+  static void cast(ProgramBuilder& m, const std::string& from, const std::string& to,
+                   DataType to_dtype, int32_t role) {
+    const Var& source = m.block().var(from);
+    const DataType from_dtype = source.dtype;
+    if (!m.block().has_var(to)) m.tmp(to, source.shape, to_dtype);
+    m.op("cast").in("X", from).out("Out", to)
+        .attr("in_dtype", Attribute(static_cast<int32_t>(from_dtype)))
+        .attr("out_dtype", Attribute(static_cast<int32_t>(to_dtype)))
+        .role(role);
+  }
+
+ private:
+  DataType storage_, compute_;
+};
+
 }  // namespace
 
 OptimizerKind optimizer_from_string(const std::string& name) {
@@ -61,6 +92,14 @@ MlpPrograms build_mlp(const MlpConfig& c) {
   if (c.input_dim < 1 || c.classes < 2)
     throw Error("MLP needs input_dim >= 1 and classes >= 2");
   const DataType dt = c.dtype;
+  if (c.amp && (dt != DataType::FP32 || (*c.amp != DataType::FP16 && *c.amp != DataType::BF16)))
+    throw Error("mixed precision computes in FP16 or BF16 on FP32 parameters, not in " +
+                std::string(to_string(*c.amp)) + " on " + std::string(to_string(dt)));
+  if (!(c.loss_scale > 0) || !std::isfinite(c.loss_scale))
+    throw Error("the loss scale must be a positive finite number, not " +
+                std::to_string(c.loss_scale));
+  const Precision precision(dt, c.amp.value_or(dt));
+  const DataType ct = precision.compute();
   TwoPrograms p;
   ProgramBuilder& m = p.main;
   MlpPrograms out;
@@ -71,14 +110,17 @@ MlpPrograms build_mlp(const MlpConfig& c) {
   std::vector<Layer> layers;
   std::vector<int64_t> widths = c.hidden;
   widths.push_back(c.classes);
-  std::string input = out.input;
+  std::string input = precision.compute_copy(out.input);
+  if (precision.mixed()) Precision::cast(m, out.input, input, ct, op_role::kForward);
   int64_t in_dim = c.input_dim;
   for (std::size_t i = 0; i < widths.size(); ++i) {
     const std::string fc = "fc_" + std::to_string(i);
     Layer l{input, fc + ".w_0", fc + ".b_0", fc + ".tmp_0", fc + ".tmp_1", fc + ".tmp_2",
-            in_dim, widths[i], i + 1 < widths.size()};
+            in_dim, widths[i], i + 1 < widths.size(), "", ""};
     p.param(l.weight, {l.in_dim, l.out_dim}, dt);
     p.param(l.bias, {l.out_dim}, dt);
+    l.weight_used = precision.compute_copy(l.weight);
+    l.bias_used = precision.compute_copy(l.bias);
     out.parameters.push_back(l.weight);
     out.parameters.push_back(l.bias);
     // Xavier-uniform weights, zero biases (fluid.layers.fc's defaults).
@@ -93,17 +135,21 @@ MlpPrograms build_mlp(const MlpConfig& c) {
         .role(op_role::kForward);
     p.fill(l.bias, {l.out_dim}, dt, 0.0f);
 
-    m.tmp(l.product, {-1, l.out_dim}, dt);
-    m.tmp(l.sum, {-1, l.out_dim}, dt);
-    m.op("mul").in("X", l.input).in("Y", l.weight).out("Out", l.product)
+    if (precision.mixed()) {
+      Precision::cast(m, l.weight, l.weight_used, ct, op_role::kForward);
+      Precision::cast(m, l.bias, l.bias_used, ct, op_role::kForward);
+    }
+    m.tmp(l.product, {-1, l.out_dim}, ct);
+    m.tmp(l.sum, {-1, l.out_dim}, ct);
+    m.op("mul").in("X", l.input).in("Y", l.weight_used).out("Out", l.product)
         .attr("x_num_col_dims", Attribute(int32_t{1}))
         .attr("y_num_col_dims", Attribute(int32_t{1}))
         .role(op_role::kForward);
-    m.op("elementwise_add").in("X", l.product).in("Y", l.bias).out("Out", l.sum)
+    m.op("elementwise_add").in("X", l.product).in("Y", l.bias_used).out("Out", l.sum)
         .attr("axis", Attribute(int32_t{1}))
         .role(op_role::kForward);
     if (l.relu) {
-      m.tmp(l.activation, {-1, l.out_dim}, dt);
+      m.tmp(l.activation, {-1, l.out_dim}, ct);
       m.op("relu").in("X", l.sum).out("Out", l.activation).role(op_role::kForward);
       input = l.activation;
     }
@@ -111,7 +157,10 @@ MlpPrograms build_mlp(const MlpConfig& c) {
     layers.push_back(l);
   }
 
+  // Softmax and loss in dt: under AMP the 16-bit logits are cast up first.
   const std::string logits = layers.back().sum;
+  const std::string loss_logits = precision.mixed() ? logits + ".cast_fp32" : logits;
+  if (precision.mixed()) Precision::cast(m, logits, loss_logits, dt, op_role::kForward);
   out.probabilities = "softmax_with_cross_entropy_0.tmp_0";
   const std::string losses = "softmax_with_cross_entropy_0.tmp_1";
   out.loss = "mean_0.tmp_0";
@@ -119,7 +168,7 @@ MlpPrograms build_mlp(const MlpConfig& c) {
   m.tmp(losses, {-1, 1}, dt);
   m.tmp(out.loss, {1}, dt);
   m.op("softmax_with_cross_entropy")
-      .in("Logits", logits).in("Label", out.label)
+      .in("Logits", loss_logits).in("Label", out.label)
       .out("Softmax", out.probabilities).out("Loss", losses)
       .attr("soft_label", Attribute(false))
       .attr("ignore_index", Attribute(int32_t{-100}))
@@ -130,45 +179,47 @@ MlpPrograms build_mlp(const MlpConfig& c) {
   out.eval = m.program();  // the forward ops, before backward and optimizer
 
   // Backward, in reverse order of the forward ops.
-  for (const std::string& v : {out.loss, losses, logits})
+  for (const std::string& v : {out.loss, losses, loss_logits})
     m.tmp(grad(v), m.block().var(v).shape, dt);
   m.op("fill_constant").out("Out", grad(out.loss))
       .attr("shape", Attribute(std::vector<int64_t>{1}))
       .attr("dtype", Attribute(static_cast<int32_t>(dt)))
-      .attr("value", Attribute(1.0f))
+      .attr("value", Attribute(c.loss_scale))
       .role(op_role::kBackward | op_role::kLoss);
   m.op("mean_grad").in("X", losses).in("Out@GRAD", grad(out.loss)).out("X@GRAD", grad(losses))
       .role(op_role::kBackward);
   m.op("softmax_with_cross_entropy_grad")
       .in("Label", out.label).in("Softmax", out.probabilities).in("Loss@GRAD", grad(losses))
-      .out("Logits@GRAD", grad(logits))
+      .out("Logits@GRAD", grad(loss_logits))
       .attr("soft_label", Attribute(false))
       .attr("ignore_index", Attribute(int32_t{-100}))
       .attr("numeric_stable_mode", Attribute(true))
       .attr("axis", Attribute(int32_t{-1}))
       .role(op_role::kBackward);
+  if (precision.mixed())  // cast's gradient is the cast back
+    Precision::cast(m, grad(loss_logits), grad(logits), ct, op_role::kBackward);
   for (std::size_t i = layers.size(); i-- > 0;) {
     const Layer& l = layers[i];
-    for (const std::string& v : {l.sum, l.product, l.weight, l.bias})
-      if (!m.block().has_var(grad(v))) m.tmp(grad(v), m.block().var(v).shape, dt);
+    for (const std::string& v : {l.sum, l.product, l.weight_used, l.bias_used})
+      if (!m.block().has_var(grad(v))) m.tmp(grad(v), m.block().var(v).shape, ct);
     if (l.relu)  // the gradient of this layer's output reached tmp_2@GRAD first
       m.op("relu_grad").in("Out", l.activation).in("Out@GRAD", grad(l.activation))
           .out("X@GRAD", grad(l.sum)).role(op_role::kBackward);
     m.op("elementwise_add_grad")
-        .in("X", l.product).in("Y", l.bias).in("Out@GRAD", grad(l.sum))
-        .out("X@GRAD", grad(l.product)).out("Y@GRAD", grad(l.bias))
+        .in("X", l.product).in("Y", l.bias_used).in("Out@GRAD", grad(l.sum))
+        .out("X@GRAD", grad(l.product)).out("Y@GRAD", grad(l.bias_used))
         .attr("axis", Attribute(int32_t{1}))
         .role(op_role::kBackward)
-        .role_var({l.bias, grad(l.bias)});
+        .role_var({l.bias, grad(l.bias_used)});
     OpBuilder mul_grad = m.op("mul_grad");
-    mul_grad.in("X", l.input).in("Y", l.weight).in("Out@GRAD", grad(l.product))
-        .out("Y@GRAD", grad(l.weight))
+    mul_grad.in("X", l.input).in("Y", l.weight_used).in("Out@GRAD", grad(l.product))
+        .out("Y@GRAD", grad(l.weight_used))
         .attr("x_num_col_dims", Attribute(int32_t{1}))
         .attr("y_num_col_dims", Attribute(int32_t{1}))
         .role(op_role::kBackward)
-        .role_var({l.weight, grad(l.weight)});
+        .role_var({l.weight, grad(l.weight_used)});
     if (i > 0) {
-      m.tmp(grad(l.input), m.block().var(l.input).shape, dt);
+      m.tmp(grad(l.input), m.block().var(l.input).shape, ct);
       mul_grad.out("X@GRAD", grad(l.input));
     }
   }
@@ -180,6 +231,14 @@ MlpPrograms build_mlp(const MlpConfig& c) {
   for (const std::string& param : out.parameters) {
     const std::vector<int64_t> shape = m.block().var(param).shape;
     const std::vector<std::string> role_var{param, grad(param)};
+    // Optimize role: after c_sync_comm_stream, so they read all-reduced gradients.
+    if (precision.mixed())
+      Precision::cast(m, grad(precision.compute_copy(param)), grad(param), dt,
+                      op_role::kOptimize);
+    if (c.loss_scale != 1.0f)
+      m.op("scale").in("X", grad(param)).out("Out", grad(param))
+          .attr("scale", Attribute(1.0f / c.loss_scale))
+          .role(op_role::kOptimize);
     switch (c.optimizer) {
       case OptimizerKind::SGD:
         m.op("sgd").in("Param", param).in("Grad", grad(param)).in("LearningRate", lr)

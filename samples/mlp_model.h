@@ -9,10 +9,19 @@
 //            op_role_var)
 //   eval:    the forward ops only, for measuring accuracy
 //
+// With MlpConfig::amp it is the program Paddle's static AMP rewrite gives:
+// parameters, optimizer state, softmax and loss stay in `dtype` (FP32); every
+// layer computes in the 16-bit type on cast copies (<var>.cast_bf16) of its
+// input and parameters, so the parameter gradients the backward produces, and
+// the all-reduces the transpilers insert for them, are 16-bit (half the bytes
+// on the wire). Optimize-role casts turn them into FP32 gradients, divided by
+// the loss scale, after the communication has been waited for.
+//
 // Names follow Paddle's: fc_0.w_0, fc_0.b_0, fc_0.tmp_0, ..., mean_0.tmp_0,
 // grads with @GRAD, learning_rate_0, <param>_velocity_0, <param>_moment1_0, ...
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +39,12 @@ struct MlpConfig {
   std::vector<int64_t> hidden = {32};  // widths of the relu layers
   int64_t classes = 3;
   DataType dtype = DataType::FP32;
+  // Mixed precision: FP16 or BF16 (dtype must be FP32); unset: none.
+  std::optional<DataType> amp;
+  // The loss gradient starts at this value instead of 1 (static loss
+  // scaling, so small FP16 gradients do not flush to zero); the optimizer
+  // sees gradients divided by it again.
+  float loss_scale = 1.0f;
   OptimizerKind optimizer = OptimizerKind::SGD;
   float learning_rate = 0.1f;
   float momentum = 0.9f;  // mu

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <memory>
 #include <ostream>
+#include <sstream>
 
 #include "executor/communicator.h"
 #include "executor/device_runtime.h"
@@ -53,6 +54,15 @@ void check(const TrainerOptions& o, int threads) {
         o.model.optimizer != OptimizerKind::Adam)
       throw Error("multi_thread all_gather applies the gathered gradients through adam ops only "
                   "(as the reference's _update_adam_ops); use the adam optimizer");
+    if (o.mode == "multi_thread" && o.trans_mode == "all_gather" && o.model.amp)
+      throw Error("multi_thread all_gather hands adam the gathered gradients themselves (as the "
+                  "reference), which under --amp are " + std::string(to_string(*o.model.amp)) +
+                  " against FP32 parameters; use fuse_all_reduce or all_reduce");
+    if (o.mode == "single_process_multi_thread" && o.fuse_allreduce == 1 && o.model.amp)
+      throw Error("single_process_multi_thread coalesces gradients into an FP32 buffer (as the "
+                  "reference), not " + std::string(to_string(*o.model.amp)) +
+                  " ones; with --amp use --fuse-allreduce 0 or 2, or multi_thread, which "
+                  "coalesces each dtype apart");
     if (!o.endpoints.empty() && static_cast<int>(o.endpoints.size()) != o.world_size)
       throw Error(std::to_string(o.endpoints.size()) + " endpoints for " +
                   std::to_string(o.world_size) + " processes");
@@ -235,6 +245,17 @@ uint64_t fused_buffer_footprint(Worker& w, const Program& main, uint64_t& payloa
   return total;
 }
 
+std::string precision_note(const MlpConfig& model) {
+  std::string note = ", " + std::string(to_string(model.dtype));
+  if (model.amp) note += " parameters, " + std::string(to_string(*model.amp)) + " compute and gradients";
+  if (model.loss_scale != 1.0f) {
+    std::ostringstream scale;
+    scale << model.loss_scale;
+    note += ", loss scale " + scale.str();
+  }
+  return note;
+}
+
 }  // namespace
 
 TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
@@ -258,7 +279,8 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
     std::string shape = std::to_string(o.model.input_dim);
     for (int64_t h : o.model.hidden) shape += "-" + std::to_string(h);
     out << "MLP " << shape << "-" << o.model.classes << ", " << to_string(o.model.optimizer)
-        << " (lr " << o.model.learning_rate << "), mode " << o.mode << ": " << workers
+        << " (lr " << o.model.learning_rate << ")" << precision_note(o.model) << ", mode "
+        << o.mode << ": " << workers
         << " worker(s) = " << o.world_size << " process(es) x " << threads << " thread(s) on "
         << (o.device.kind == DeviceKind::CUDA ? "GPUs" : "CPUs") << "\n"
         << "data: " << o.samples << " samples in " << o.model.classes

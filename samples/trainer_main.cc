@@ -22,6 +22,8 @@ struct Args {
   std::string mode = "grad_allreduce";
   std::string optimizer = "sgd";
   std::string dtype = "fp32";
+  std::string amp = "none";
+  std::optional<float> loss_scale;
   std::string device = "cpu";
   std::optional<int> rank, world_size;
   std::vector<std::string> endpoints;
@@ -94,6 +96,12 @@ int main(int argc, char** argv) {
                  "multi_thread: fuse_all_reduce, all_gather or all_reduce")->capture_default_str();
   app.add_option("--dtype", a.dtype, "fp32 or fp64")->check(CLI::IsMember({"fp32", "fp64"}))
       ->capture_default_str();
+  app.add_option("--amp", a.amp,
+                 "mixed precision: layers compute (and gradients are all-reduced) in fp16 or "
+                 "bf16 on fp32 parameters")
+      ->check(CLI::IsMember({"none", "fp16", "bf16"}))->capture_default_str();
+  app.add_option("--loss-scale", a.loss_scale,
+                 "static loss scale (default: 1024 with --amp fp16, else 1)");
   app.add_option("--device", a.device, "cpu or gpu")->check(CLI::IsMember({"cpu", "gpu"}))
       ->capture_default_str();
   app.add_option("--rank", a.rank, "this process's rank (default: from the launcher's variables)");
@@ -117,6 +125,9 @@ int main(int argc, char** argv) {
     o.model.optimizer = ctp::samples::optimizer_from_string(a.optimizer);
     o.model.learning_rate = a.lr > 0 ? a.lr : default_learning_rate(o.model.optimizer);
     o.model.dtype = a.dtype == "fp64" ? ctp::DataType::FP64 : ctp::DataType::FP32;
+    if (a.amp != "none")
+      o.model.amp = a.amp == "fp16" ? ctp::DataType::FP16 : ctp::DataType::BF16;
+    o.model.loss_scale = a.loss_scale.value_or(a.amp == "fp16" ? 1024.0f : 1.0f);
     o.model.hidden.clear();
     std::stringstream widths(hidden);
     for (std::string w; std::getline(widths, w, ',');) o.model.hidden.push_back(std::stoll(w));

@@ -1,10 +1,12 @@
 // An MLP classifier (mul, elementwise_add, relu, softmax_with_cross_entropy,
 // mean, their grads and an optimizer) trained in one process: the loss must
-// fall clearly within 50 steps with each optimizer.
+// fall clearly within 50 steps with each optimizer, and in mixed precision
+// (16-bit layers and gradients on FP32 parameters) as well.
 #include "program_ir/op_role.h"
 #include "samples/cluster_data.h"
 #include "samples/mlp_model.h"
 #include "tests/kernels_test_util.h"
+#include "transpilers/transpile.h"
 
 namespace ctp {
 namespace {
@@ -17,8 +19,11 @@ struct TrainResult {
   double accuracy = 0;
 };
 
-TrainResult train(samples::OptimizerKind optimizer, float learning_rate, DataType dtype) {
+TrainResult train(samples::OptimizerKind optimizer, float learning_rate, DataType dtype,
+                  std::optional<DataType> amp = std::nullopt, float loss_scale = 1.0f) {
   samples::MlpConfig config;
+  config.amp = amp;
+  config.loss_scale = loss_scale;
   config.input_dim = 4;
   config.hidden = {16};
   config.classes = 3;
@@ -104,6 +109,108 @@ TEST(ExecutorMlp, ProgramsCarryRolesAndRoleVars) {
     EXPECT_TRUE(p.startup.global_block().var(param).persistable);
     EXPECT_TRUE(p.main.global_block().var(param).is_parameter);
   }
+}
+
+TEST(ExecutorMlp, MixedPrecisionLearnsAndTracksFp32) {
+  for (auto optimizer : {samples::OptimizerKind::SGD, samples::OptimizerKind::Adam}) {
+    const float lr = optimizer == samples::OptimizerKind::SGD ? 0.1f : 0.01f;
+    const TrainResult fp32 = train(optimizer, lr, DataType::FP32);
+    for (auto [amp, loss_scale] : {std::pair{DataType::BF16, 1.0f}, {DataType::FP16, 1024.0f}}) {
+      SCOPED_TRACE(std::string(to_string(amp)) + " " + samples::to_string(optimizer));
+      const TrainResult mixed = train(optimizer, lr, DataType::FP32, amp, loss_scale);
+      expect_learns(mixed);
+      // 16-bit rounding moves every step a little; the path stays FP32's.
+      const double want = average(fp32.losses, 40, 50), got = average(mixed.losses, 40, 50);
+      EXPECT_NEAR(got, want, 0.1 * want + 0.01);
+      EXPECT_NEAR(mixed.accuracy, fp32.accuracy, 0.03);
+    }
+  }
+}
+
+std::vector<const Op*> ops_of_type(const Program& program, const std::string& type) {
+  std::vector<const Op*> found;
+  for (const Op& op : program.global_block().ops())
+    if (op.type == type) found.push_back(&op);
+  return found;
+}
+
+TEST(ExecutorMlp, MixedPrecisionKeepsFp32ParametersAndAllReduces16BitGradients) {
+  samples::MlpConfig config;
+  config.amp = DataType::BF16;
+  config.loss_scale = 8;
+  samples::MlpPrograms p = samples::build_mlp(config);
+  const Block& main = p.main.global_block();
+  for (const std::string& param : p.parameters) {
+    EXPECT_EQ(main.var(param).dtype, DataType::FP32) << param;
+    EXPECT_EQ(main.var(param + "@GRAD").dtype, DataType::FP32) << param;
+    EXPECT_EQ(main.var(param + ".cast_bf16").dtype, DataType::BF16) << param;
+  }
+  EXPECT_EQ(main.var(p.loss).dtype, DataType::FP32);
+  EXPECT_EQ(main.var(p.probabilities).dtype, DataType::FP32);
+  for (const Op& op : main.ops())
+    if (is_backward_op(op))
+      for (const ParamGrad& pg : param_grad_pairs(op)) {
+        EXPECT_EQ(pg.grad, pg.param + ".cast_bf16@GRAD");
+        EXPECT_EQ(main.var(pg.grad).dtype, DataType::BF16) << pg.grad;
+      }
+  // The loss gradient starts at the scale; each FP32 gradient is cast from
+  // the 16-bit one and divided by the scale before its optimizer op.
+  const std::vector<const Op*> fills = ops_of_type(p.main, "fill_constant");
+  ASSERT_EQ(fills.size(), 1u);
+  EXPECT_EQ(fills[0]->attr("value")->get<float>(), 8.0f);
+  const std::vector<const Op*> scales = ops_of_type(p.main, "scale");
+  ASSERT_EQ(scales.size(), p.parameters.size());
+  for (const Op* s : scales) {
+    EXPECT_EQ(s->attr("scale")->get<float>(), 0.125f);
+    EXPECT_TRUE(is_optimizer_op(*s));
+  }
+
+  TranspileOptions options;
+  options.collective.endpoints = {"127.0.0.1:6170", "127.0.0.1:6171"};
+  options.collective.rank = 1;
+  options.collective.current_endpoint = options.collective.endpoints[1];
+  transpile(TranspileMode::kGradAllReduce, options, p.startup, p.main);
+  const Block& rewritten = p.main.global_block();
+  const std::vector<const Op*> allreduces = ops_of_type(p.main, "c_allreduce_sum");
+  ASSERT_EQ(allreduces.size(), p.parameters.size());
+  for (const Op* op : allreduces)
+    EXPECT_EQ(rewritten.var(op->input("X")->at(0)).dtype, DataType::BF16);
+  // Casting back reads all-reduced values: every cast to FP32 of a gradient
+  // comes after the wait for the communication stream.
+  bool synced = false;
+  int casts_back = 0;
+  for (const Op& op : rewritten.ops()) {
+    synced = synced || op.type == "c_sync_comm_stream";
+    if (op.type == "cast" && op.output("Out")->at(0).find("@GRAD") != std::string::npos &&
+        rewritten.var(op.output("Out")->at(0)).dtype == DataType::FP32 &&
+        rewritten.var(op.input("X")->at(0)).dtype == DataType::BF16) {
+      EXPECT_TRUE(synced) << "cast of " << op.input("X")->at(0) << " before the sync";
+      ++casts_back;
+    }
+  }
+  EXPECT_EQ(casts_back, static_cast<int>(p.parameters.size()));
+}
+
+void expect_error(const samples::MlpConfig& config, const std::string& fragment) {
+  try {
+    samples::build_mlp(config);
+    ADD_FAILURE() << "no error; expected one containing: " << fragment;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+  }
+}
+
+TEST(ExecutorMlp, MixedPrecisionOptionsAreChecked) {
+  samples::MlpConfig config;
+  config.amp = DataType::FP16;
+  config.dtype = DataType::FP64;
+  expect_error(config, "FP16 or BF16 on FP32 parameters");
+  config.dtype = DataType::FP32;
+  config.amp = DataType::INT32;
+  expect_error(config, "not in INT32");
+  config.amp = DataType::FP16;
+  config.loss_scale = 0;
+  expect_error(config, "loss scale must be a positive");
 }
 
 }  // namespace

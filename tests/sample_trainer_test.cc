@@ -177,6 +177,52 @@ TEST(SampleTrainer, GradAllReduceWorkersMatchOneWorkerOnTheWholeBatch) {
   }
 }
 
+TEST(SampleTrainer, MixedPrecisionWorkersAgreeAndLearn) {
+  // 16-bit gradients summed over two workers round differently from one
+  // worker's on the whole batch, so agreement is within 16-bit tolerance;
+  // the workers themselves must stay identical (the trainer exits 1 if not).
+  for (const std::string amp : {"bf16", "fp16"}) {
+    SCOPED_TRACE(amp);
+    const std::string common = std::string(kSmall) + " --steps 40 --amp " + amp;
+    const Training one = train("--mode none" + common);
+    ASSERT_EQ(one.exit_code, 0) << one.output;
+    EXPECT_NE(one.output.find(std::string(amp == "bf16" ? "BF16" : "FP16") +
+                              " compute and gradients"),
+              std::string::npos)
+        << one.output;
+    EXPECT_GT(one.accuracy, 0.9) << one.output;
+    const Training xsum = train("--mode single_process_multi_thread --fuse-allreduce 2" + common);
+    ASSERT_EQ(xsum.exit_code, 0) << xsum.output;
+    EXPECT_EQ(xsum.workers.size(), 2u);
+    expect_parameters_near(xsum, one.workers[0], 0.05);
+    if (amp == "bf16") {
+      // multi_thread coalesces the 16-bit gradients in a buffer of their own
+      // dtype; it sums them over threads, i.e. one worker at twice the rate.
+      const Training twice = train("--mode none --lr 0.2" + common);
+      const Training fused = train("--mode multi_thread --trans-mode fuse_all_reduce" + common);
+      ASSERT_EQ(fused.exit_code, 0) << fused.output;
+      EXPECT_EQ(fused.workers.size(), 2u);
+      expect_parameters_near(fused, twice.workers[0], 0.05);
+      // The reference's FP32-only paths are refused up front.
+      const Training fp32_buffer =
+          train("--mode single_process_multi_thread --fuse-allreduce 1" + common);
+      EXPECT_EQ(fp32_buffer.exit_code, 1);
+      EXPECT_NE(fp32_buffer.output.find("coalesces gradients into an FP32 buffer"),
+                std::string::npos) << fp32_buffer.output;
+      const Training gathered =
+          train("--mode multi_thread --trans-mode all_gather --optimizer adam" + common);
+      EXPECT_EQ(gathered.exit_code, 1);
+      EXPECT_NE(gathered.output.find("hands adam the gathered gradients"), std::string::npos)
+          << gathered.output;
+    }
+    if (!have_gloo()) continue;
+    const Training launched = train("--mode grad_allreduce" + common, 2);
+    ASSERT_EQ(launched.exit_code, 0) << launched.output;
+    EXPECT_EQ(launched.workers.size(), 2u);
+    expect_parameters_near(launched, one.workers[0], 0.05);
+  }
+}
+
 TEST(SampleTrainer, StartupBroadcastEqualisesDifferentInitialisations) {
   // Without a broadcast (multi_thread's startup has none), different seeds
   // leave the workers different: the trainer says so and fails.

@@ -10,7 +10,8 @@
 #   b       one step's gradient synchronisation for ResNet-50 and BERT-large
 #           gradient shapes (gpu_grad_sync_bench, torch_grad_sync.py)
 #   c       a training step of the sample MLP at 1 and NGPUS GPUs, ctp against
-#           PyTorch (DDP) on the same model (bench/gpu/torch_mlp_ddp.py)
+#           PyTorch (DDP) on the same model (bench/gpu/torch_mlp_ddp.py), in FP32
+#           and bf16 mixed precision (AMPS="none bf16")
 # OUT_DIR receives build.log (with the machine), one log per part (gpu_tests,
 # train, bench_a, bench_b, bench_c) and the CSVs. Each benchmark runs in its
 # own processes, ctp and PyTorch one after the other on the same GPUs.
@@ -160,35 +161,40 @@ if want b; then
 fi
 
 if want c; then
-  # The same per-GPU batch at every GPU count (weak scaling, as DDP is used).
+  # The same per-GPU batch at every GPU count (weak scaling, as DDP is used),
+  # in FP32 and in each mixed precision of AMPS (ctp --amp against torch.autocast).
   PER_GPU=${PER_GPU:-4096}
+  AMPS=${AMPS:-none bf16}
   model=(--dim 1024 --hidden 4096,4096 --classes 16 --samples 16384)
   {
     counts=1; [ "$NGPUS" -gt 1 ] && counts="1 $NGPUS"
+    for amp in $AMPS; do
     for n in $counts; do
       batch=$((PER_GPU * n))
-      echo "== (c) ctp, $n GPU(s), global batch $batch"
+      echo "== (c) ctp, $n GPU(s), global batch $batch, amp $amp"
       if [ "$n" = 1 ]; then
-        timeout 180 $TRAINER --mode none --device gpu "${model[@]}" --steps 30 --batch $batch --log-every 0
+        timeout 180 $TRAINER --mode none --device gpu "${model[@]}" --steps 30 --batch $batch \
+          --amp $amp --log-every 0
       else
         timeout 180 $CTP launch --nproc "$n" --base-port "$(free_base_port)" -- \
           $TRAINER --mode grad_allreduce --device gpu "${model[@]}" --steps 30 --batch $batch \
-          --log-every 0
+          --amp $amp --log-every 0
       fi
-      echo "== (c) torch, $n GPU(s), global batch $batch"
+      echo "== (c) torch, $n GPU(s), global batch $batch, amp $amp"
       if [ "$n" = 1 ]; then
         timeout 180 python3 bench/gpu/torch_mlp_ddp.py "${model[@]}" --steps 30 --batch $batch --profile \
-          --csv "$OUT/torch_mlp.csv" 2>&1 | torch_quiet
+          --amp $amp --csv "$OUT/torch_mlp.csv" 2>&1 | torch_quiet
       else
         timeout 180 torchrun --standalone --nproc_per_node "$n" bench/gpu/torch_mlp_ddp.py \
-          "${model[@]}" --steps 30 --batch $batch --csv "$OUT/torch_mlp.csv" 2>&1 | torch_quiet
+          "${model[@]}" --steps 30 --batch $batch --amp $amp --csv "$OUT/torch_mlp.csv" 2>&1 | torch_quiet
       fi
     done
     # Where a ctp step's GPU time goes: the trainer's own per-op profile
     # (CUDA events around every op on the compute stream).
-    echo "== (c) ctp --profile, 1 GPU, 12 steps"
+    echo "== (c) ctp --profile, 1 GPU, 12 steps, amp $amp"
     timeout 120 $TRAINER --mode none --device gpu "${model[@]}" --steps 12 --batch $PER_GPU \
-      --log-every 0 --profile
+      --amp $amp --log-every 0 --profile
+    done
   } > "$OUT/bench_c.log" 2>&1
   echo "bench c done ($(date -u +%T))"; cat "$OUT/bench_c.log"
 fi

@@ -3,7 +3,8 @@ DistributedDataParallel, timed as ctp_sample_trainer times its steps.
 
 Same model (Linear + ReLU per hidden layer, a Linear to the classes, mean
 softmax cross entropy, plain SGD), FP32 with TF32 off (ctp's cuBLAS GEMMs are
-true FP32), data set of Gaussian clusters in host memory, and every step does
+true FP32) or --amp bf16/fp16 (torch.autocast, as ctp's --amp), data set of
+Gaussian clusters in page-locked host memory (as ctp's), and every step does
 what a ctp step does: copy this worker's shard of the batch from host memory
 to the GPU, forward, backward (DDP's bucketed all-reduce overlapped with it),
 the optimizer step, and read the loss back to the host. Time per step = wall
@@ -34,6 +35,8 @@ def main():
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--lr", type=float, default=0.1)
     ap.add_argument("--csv", default="")
+    ap.add_argument("--amp", choices=["none", "bf16", "fp16"], default="none",
+                    help="torch.autocast to this dtype (fp16 with a GradScaler), as ctp's --amp")
     ap.add_argument("--profile", action="store_true",
                     help="after timing, profile 5 more steps (torch.profiler) and print the "
                          "kernels' GPU time per step, for comparing with ctp's --profile")
@@ -55,6 +58,9 @@ def main():
     centres = torch.randn(a.classes, a.dim, generator=gen) * 2.0
     labels = torch.randint(0, a.classes, (a.samples,), generator=gen)
     features = centres[labels] + torch.randn(a.samples, a.dim, generator=gen)
+    # Page-locked, as ctp's trainer keeps its data set (and as DataLoader's
+    # pin_memory=True does): batches upload at the copy engines' speed.
+    features, labels = features.pin_memory(), labels.pin_memory()
 
     widths = [a.dim] + [int(w) for w in a.hidden.split(",")]
     layers = []
@@ -67,15 +73,19 @@ def main():
         model = nn.parallel.DistributedDataParallel(model, device_ids=[local])
     opt = torch.optim.SGD(model.parameters(), lr=a.lr)
     loss_fn = nn.CrossEntropyLoss()
+    amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(a.amp)
+    scaler = torch.amp.GradScaler("cuda", enabled=a.amp == "fp16")
 
     def step(s):
         start = (s * a.batch + rank * per_worker) % (a.samples - per_worker + 1)
-        x = features[start:start + per_worker].cuda()
-        y = labels[start:start + per_worker].cuda()
+        x = features[start:start + per_worker].cuda(non_blocking=True)
+        y = labels[start:start + per_worker].cuda(non_blocking=True)
         opt.zero_grad(set_to_none=False)
-        loss = loss_fn(model(x), y)
-        loss.backward()
-        opt.step()
+        with torch.autocast("cuda", dtype=amp_dtype or torch.float32, enabled=amp_dtype is not None):
+            loss = loss_fn(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
         return loss.item()
 
     step(0)
@@ -90,11 +100,11 @@ def main():
     if rank == 0:
         print(f"torch {'DDP' if world > 1 else 'single GPU'}: {world} GPU(s), MLP {a.dim}-"
               f"{a.hidden.replace(',', '-')}-{a.classes}, global batch {a.batch} "
-              f"({per_worker} per GPU): {ms:.3f} ms per step after the first "
+              f"({per_worker} per GPU), amp {a.amp}: {ms:.3f} ms per step after the first "
               f"({a.steps - 1} steps), last loss {loss:.4f}", flush=True)
         if a.csv:
             with open(a.csv, "a") as f:
-                f.write(f"torch,{world},{a.batch},{ms:.4f}\n")
+                f.write(f"torch,{world},{a.batch},{a.amp},{ms:.4f}\n")
     if a.profile and rank == 0:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:

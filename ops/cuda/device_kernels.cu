@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include <cmath>
+#include <limits>
 
 #include "ops/cuda/device_kernels.h"
 
@@ -95,6 +96,21 @@ __global__ void binary_kernel(Binary op, const T* x, const T* y, T* out, Broadca
   }
 }
 
+// binary_kernel where each operand repeats with a period of its own over the
+// flat output (x_period == n: the operand has the output's layout; a bias
+// over the last dims: its element count). 32-bit indices: no division by the
+// shape per dimension, and a cheap modulo.
+template <typename T>
+__global__ void periodic_binary_kernel(Binary op, const T* x, const T* y, T* out, uint32_t n,
+                                       uint32_t x_period, uint32_t y_period) {
+  const uint32_t stride = gridDim.x * blockDim.x;
+  for (uint32_t o = blockIdx.x * blockDim.x + threadIdx.x; o < n; o += stride) {
+    const uint32_t xo = x_period == n ? o : o % x_period;
+    const uint32_t yo = y_period == n ? o : o % y_period;
+    out[o] = narrow<T>(apply(op, widen(x[xo]), widen(y[yo])));
+  }
+}
+
 template <typename T>
 __global__ void binary_grad_kernel(Binary op, bool for_y, const T* dout, const T* other, T* d,
                                    int64_t n_d, BroadcastIndex index, Compute<T> factor) {
@@ -170,6 +186,100 @@ __global__ void leading_sum_grad_kernel(Binary op, bool for_y, const T* dout, co
     }
     if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
     d[t] = narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
+  }
+}
+
+// The same sums for many rows, with the loads spread over a whole block: one
+// thread per column is too little memory parallelism to hide a round trip
+// per batch of rows (4096 columns are 4096 threads on a 132-SM GPU). A block
+// owns kCols columns (of FP16/BF16 too: wider blocks would need fewer rows
+// per tile in the same shared memory, and each tile costs a round trip, which
+// measured slower on an H200). Every thread loads its
+// share of the next tile of rows into registers (products rounded, as the
+// CPU computes them); meanwhile the first kCols threads add the current
+// tile's rows from shared memory in order, one thread per column, so the
+// sums stay the CPU's bit for bit. Then the staged values go to the other
+// shared buffer.
+constexpr int kStagedThreads = 256;
+template <typename T>
+struct StagedTile {
+  static constexpr int kCols = 32;
+  static constexpr int kGroups = kStagedThreads / kCols;  // rows per load pass
+  // 16 KB of shared memory per buffer: 128 rows computed in float, 64 in double.
+  static constexpr int kRows = 16384 / static_cast<int>(sizeof(Compute<T>)) / kCols;
+  static constexpr int kRowsPerThread = kRows / kGroups;
+};
+
+template <typename T>
+__global__ void staged_column_sum_kernel(Binary op, bool for_y, const T* dout, const T* other,
+                                         T* d, int64_t rows, int64_t cols, Compute<T> factor) {
+  using Tile = StagedTile<T>;
+  __shared__ Compute<T> tile[2][Tile::kRows][Tile::kCols];
+  const int lane = static_cast<int>(threadIdx.x) % Tile::kCols;
+  const int group = static_cast<int>(threadIdx.x) / Tile::kCols;
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * Tile::kCols + lane;
+  const bool summer = static_cast<int>(threadIdx.x) < Tile::kCols;
+  const bool times_other = op == Binary::Mul;
+  // Loads use clamped, always valid indices and no branches, so a thread
+  // issues all of them before the first arrives; rows past the end are
+  // never added and columns past it never written.
+  const int64_t safe_col = col < cols ? col : cols - 1;
+  const int64_t tiles = (rows + Tile::kRows - 1) / Tile::kRows;
+  Compute<T> staged[Tile::kRowsPerThread];
+  Compute<T> acc = 0;
+  for (int64_t t = -1; t < tiles; ++t) {
+    const bool fetch = t + 1 < tiles;
+    if (fetch) {
+#pragma unroll
+      for (int u = 0; u < Tile::kRowsPerThread; ++u) {
+        const int64_t r = (t + 1) * Tile::kRows + group + u * Tile::kGroups;
+        const int64_t o = (r < rows ? r : rows - 1) * cols + safe_col;
+        const Compute<T> g = widen(dout[o]);
+        staged[u] = times_other ? mul_rn(g, widen(other[o])) : g;
+      }
+    }
+    if (t >= 0 && summer) {
+      const int64_t left = rows - t * Tile::kRows;
+      const int in_tile = left < Tile::kRows ? static_cast<int>(left) : Tile::kRows;
+      const int buffer = static_cast<int>(t & 1);
+      for (int u = 0; u < in_tile; ++u) acc = add_rn(acc, tile[buffer][u][lane]);
+    }
+    if (fetch) {
+      const int buffer = static_cast<int>((t + 1) & 1);
+#pragma unroll
+      for (int u = 0; u < Tile::kRowsPerThread; ++u)
+        tile[buffer][group + u * Tile::kGroups][lane] = staged[u];
+    }
+    __syncthreads();
+  }
+  if (summer && col < cols) {
+    if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
+    d[col] = narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
+  }
+}
+
+// binary_grad with nothing to sum (the gradient has the output's layout):
+// the same arithmetic per element (0 + g, so -0 becomes +0 as on the CPU),
+// with 32-bit indices and kPerThread independent elements per thread.
+template <typename T>
+__global__ void dense_grad_kernel(Binary op, bool for_y, const T* dout, const T* other, T* d,
+                                  uint32_t n, Compute<T> factor) {
+  constexpr int kPerThread = 4;
+  const uint32_t first = blockIdx.x * blockDim.x * kPerThread + threadIdx.x;
+  Compute<T> v[kPerThread];
+#pragma unroll
+  for (int u = 0; u < kPerThread; ++u) {
+    const uint32_t i = first + u * blockDim.x;
+    v[u] = 0;
+    if (i < n) v[u] = op == Binary::Mul ? mul_rn(widen(dout[i]), widen(other[i])) : widen(dout[i]);
+  }
+#pragma unroll
+  for (int u = 0; u < kPerThread; ++u) {
+    const uint32_t i = first + u * blockDim.x;
+    if (i >= n) continue;
+    Compute<T> acc = add_rn(Compute<T>(0), v[u]);
+    if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
+    d[i] = narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
   }
 }
 
@@ -362,11 +472,42 @@ void cast(const From* x, To* out, int64_t n, Stream s) {
   if (n > 0) cast_kernel<From, To><<<grid_for(n), kThreads, 0, s>>>(x, out, n);
 }
 
+// The period of an operand over the flat output when it is broadcast only
+// over leading dims and laid out like the output in the trailing ones (its
+// element count), else 0.
+static int64_t trailing_period(const int64_t* strides, const BroadcastIndex& index) {
+  int64_t period = 1, out_stride = 1;
+  bool broadcast_seen = false;
+  for (int k = index.rank - 1; k >= 0; --k) {
+    const int64_t extent = index.out_shape[k];
+    if (extent != 1) {
+      if (strides[k] == 0) {
+        broadcast_seen = true;
+      } else {
+        if (broadcast_seen || strides[k] != out_stride) return 0;
+        period *= extent;
+      }
+    }
+    out_stride *= extent;
+  }
+  return period;
+}
+
 template <typename T>
 void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& index, Stream s) {
   int64_t n = 1;
   for (int d = 0; d < index.rank; ++d) n *= index.out_shape[d];
-  if (n > 0) binary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(op, x, y, out, index, n);
+  if (n <= 0) return;
+  const int64_t x_period = trailing_period(index.x_strides, index);
+  const int64_t y_period = trailing_period(index.y_strides, index);
+  // Below 2^31 elements, so an index plus the grid stride still fits 32 bits.
+  if (x_period > 0 && y_period > 0 && n <= std::numeric_limits<int32_t>::max()) {
+    periodic_binary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(
+        op, x, y, out, static_cast<uint32_t>(n), static_cast<uint32_t>(x_period),
+        static_cast<uint32_t>(y_period));
+    return;
+  }
+  binary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(op, x, y, out, index, n);
 }
 
 // Whether binary_grad's sums can run as leading_sum_grad_kernel: every
@@ -407,6 +548,18 @@ void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int
   if (n_d <= 0) return;
   int64_t rows = 0, cols = 0;
   if (leading_sum_layout(op, for_y, n_d, index, rows, cols)) {
+    if (rows == 1 && cols <= std::numeric_limits<int32_t>::max()) {
+      const int64_t blocks = (cols + 4 * kThreads - 1) / (4 * kThreads);
+      dense_grad_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(
+          op, for_y, dout, other, d, static_cast<uint32_t>(cols), static_cast<Compute<T>>(factor));
+      return;
+    }
+    const int64_t tiles = (cols + StagedTile<T>::kCols - 1) / StagedTile<T>::kCols;
+    if (rows > StagedTile<T>::kRows && tiles <= std::numeric_limits<int32_t>::max()) {
+      staged_column_sum_kernel<T><<<static_cast<unsigned>(tiles), kStagedThreads, 0, s>>>(
+          op, for_y, dout, other, d, rows, cols, static_cast<Compute<T>>(factor));
+      return;
+    }
     // Narrow blocks when columns are few, so their loads spread over more SMs.
     const unsigned threads = cols >= 64 * kThreads ? kThreads : 64;
     int64_t blocks = (cols + threads - 1) / threads;

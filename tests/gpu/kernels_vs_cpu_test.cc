@@ -135,9 +135,41 @@ TEST(GpuKernels, ElementwiseWithAxisBroadcastAndGrads) {
               {"out", "dx", "dy"}, 0, 0);
 }
 
+// Operands broadcast only over leading dims (a bias, a same-shape operand, a
+// scalar) take the 32-bit periodic kernel; the others the general one. Both
+// must give the CPU's results bit for bit.
+TEST(GpuKernels, ElementwiseForwardBroadcastLayouts) {
+  CTP_REQUIRE_GPUS(1);
+  struct Case {
+    std::vector<int64_t> x, y;
+    int axis;
+  };
+  const std::vector<Case> cases = {
+      {{64, 37}, {37}, 1},          // bias: period 37
+      {{6, 5}, {6, 5}, -1},         // same shape
+      {{2, 3, 4}, {3, 4}, 1},       // trailing two dims: period 12
+      {{5, 3, 4}, {1}, -1},         // scalar
+      {{3}, {4, 2, 3}, -1},         // X the smaller operand
+      {{4, 3, 2}, {4, 1, 2}, -1},   // broadcast in the middle: general kernel
+      {{3, 1, 5}, {3, 4, 5}, -1},   // X broadcast in the middle: general kernel
+  };
+  int seed = 10;
+  for (const char* type : {"elementwise_add", "elementwise_sub", "elementwise_mul"})
+    for (const Case& c : cases) {
+      SCOPED_TRACE(std::string(type) + " axis " + std::to_string(c.axis));
+      ProgramBuilder pb;
+      pb.op(type).in("X", "x").in("Y", "y").out("Out", "out").attr("axis", c.axis);
+      expect_same(pb.build(), {{"x", random_fp32(c.x, seed++)}, {"y", random_fp32(c.y, seed++)}},
+                  {"out"}, 0, 0);
+    }
+}
+
 // Bias-shaped gradients (the summed dims lead, the kept ones trail) take the
-// column-sum kernel: it must still add rows in the CPU's order, bit for bit,
-// past its 32-row batches and in their remainder (100 = 3 * 32 + 4 rows).
+// column-sum kernels: they must still add rows in the CPU's order, bit for
+// bit, past the 32-row batches and in their remainder (100 = 3 * 32 + 4 rows),
+// and over the block-staged tiles of 128 rows and 32 columns above 128 rows
+// (1000 = 7 * 128 + 104 rows; 37 and 70 columns leave partial blocks). The
+// gradient with the output's layout (dx) takes the dense kernel.
 TEST(GpuKernels, BiasShapedGradientsSumRowsInTheCpusOrder) {
   CTP_REQUIRE_GPUS(1);
   struct Case {
@@ -145,9 +177,11 @@ TEST(GpuKernels, BiasShapedGradientsSumRowsInTheCpusOrder) {
     int axis;
   };
   for (const Case& c : {Case{{100, 37}, {37}, -1}, Case{{70, 3, 5}, {3, 5}, 1},
-                        Case{{4, 25, 6}, {6}, -1}, Case{{33, 1, 8}, {1, 8}, -1}}) {
+                        Case{{4, 25, 6}, {6}, -1}, Case{{33, 1, 8}, {1, 8}, -1},
+                        Case{{1000, 37}, {37}, -1}, Case{{129, 70}, {70}, 1},
+                        Case{{20, 30, 2, 5}, {2, 5}, 2}}) {
     for (const char* type : {"elementwise_add", "elementwise_sub", "elementwise_mul"}) {
-      for (DataType dt : {DataType::FP32, DataType::FP16}) {
+      for (DataType dt : {DataType::FP32, DataType::FP16, DataType::BF16}) {
         SCOPED_TRACE(std::string(type) + " " + std::string(to_string(dt)) + " x " + testing::PrintToString(c.x));
         ProgramBuilder pb;
         pb.op(std::string(type) + "_grad").in("X", "x").in("Y", "y").in("Out@GRAD", "g")

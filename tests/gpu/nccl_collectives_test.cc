@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <algorithm>
 #include <cmath>
 
 #include "executor/cuda/nccl_communicator.h"
 #include "executor/executor.h"
+#include "executor/float16.h"
 #include "executor/thread_group_driver.h"
 #include "tests/comm_test_util.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -123,6 +125,79 @@ TEST(NcclRing, EveryCollectiveOnTwoGpusInTwoRings) {
     EXPECT_EQ(e_all[rank], (std::vector<float>{0, 0.5f, 1, 1.5f}));
     EXPECT_EQ(g1[rank], (std::vector<float>{3}));
     EXPECT_EQ(g2[rank], (std::vector<float>{2, 6}));
+  }
+}
+
+Tensor host_16bit(DataType dtype, const std::vector<float>& values) {
+  Tensor t(dtype, {static_cast<int64_t>(values.size())});
+  for (std::size_t i = 0; i < values.size(); ++i)
+    t.data<uint16_t>()[i] = dtype == DataType::FP16 ? float16::from_float(values[i])
+                                                    : bfloat16::from_float(values[i]);
+  return t;
+}
+
+std::vector<float> values_of_16bit(DeviceContext& dc, const Tensor& t) {
+  Tensor h = dc.to_host(t);
+  EXPECT_EQ(h.dtype(), t.dtype());
+  std::vector<float> out;
+  for (int64_t i = 0; i < h.numel(); ++i)
+    out.push_back(h.dtype() == DataType::FP16 ? float16::to_float(h.data<uint16_t>()[i])
+                                              : bfloat16::to_float(h.data<uint16_t>()[i]));
+  return out;
+}
+
+// 16-bit tensors go through NCCL as ncclFloat16/ncclBfloat16 (what mixed
+// precision all-reduces): sums of small integers and halves are exact in
+// both formats. On as many GPUs as there are, up to two (on one GPU the ring
+// has one rank and checks the dtype's path only).
+TEST(NcclRing, SixteenBitCollectivesKeepTheirDtypeAndSumExactly) {
+  CTP_REQUIRE_GPUS(1);
+  const int n = std::min(cuda_device_count(), 2);
+  for (DataType dtype : {DataType::FP16, DataType::BF16}) {
+    SCOPED_TRACE(std::string(to_string(dtype)) + " on " + std::to_string(n) + " GPU(s)");
+    const auto endpoints = testing_comm::local_endpoints(n);
+    ProgramBuilder pb;
+    for (const char* name : {"s", "m", "g", "g_all"}) pb.persistable(name, {-1}, dtype);
+    pb.op("c_allreduce_sum").in("X", "s").out("Out", "s").attr("ring_id", 0);
+    pb.op("c_allreduce_max").in("X", "m").out("Out", "m").attr("ring_id", 0)
+        .attr("use_calc_stream", true);
+    pb.op("c_allgather").in("X", "g").out("Out", "g_all").attr("ring_id", 0).attr("nranks", n);
+    pb.op("c_sync_comm_stream").in("X", "s").out("Out", "s").attr("ring_id", 0);
+    const Program main = pb.build();
+    std::vector<std::vector<float>> sums(n), maxima(n), gathered(n);
+    run_on_threads(n, [&](int rank) {
+      ProgramBuilder sb;
+      testing_comm::add_comm_init(sb, endpoints, rank, 0);
+      DeviceContext dc(rank);
+      CommunicatorManager comms(CommOptions{std::chrono::seconds(60)});
+      RunServices services;
+      services.device = dc.device();
+      services.device_context = &dc;
+      services.comms = &comms;
+      Scope scope;
+      Executor(sb.build(), services).run(scope);
+      const float r = static_cast<float>(rank);
+      scope.var("s") = host_16bit(dtype, {r + 1, 0.5f * r, -256.f});
+      scope.var("m") = host_16bit(dtype, {r, -r});
+      scope.var("g") = host_16bit(dtype, {r + 0.25f});
+      Executor(main, services).run(scope);
+      synchronize_device(dc, &comms);
+      sums[rank] = values_of_16bit(dc, scope.get("s"));
+      maxima[rank] = values_of_16bit(dc, scope.get("m"));
+      gathered[rank] = values_of_16bit(dc, scope.get("g_all"));
+      comms.get(0).barrier();
+    });
+    std::vector<float> want_sum{0, 0, -256.f * static_cast<float>(n)}, want_gather;
+    for (int r = 0; r < n; ++r) {
+      want_sum[0] += static_cast<float>(r + 1);
+      want_sum[1] += 0.5f * static_cast<float>(r);
+      want_gather.push_back(static_cast<float>(r) + 0.25f);
+    }
+    for (int rank = 0; rank < n; ++rank) {
+      EXPECT_EQ(sums[rank], want_sum) << "rank " << rank;
+      EXPECT_EQ(maxima[rank], (std::vector<float>{static_cast<float>(n - 1), 0.f})) << rank;
+      EXPECT_EQ(gathered[rank], want_gather) << "rank " << rank;
+    }
   }
 }
 

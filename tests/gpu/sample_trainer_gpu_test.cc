@@ -4,7 +4,7 @@
 // runs it) and one process driving two GPUs (device threads,
 // c_comm_init_all). Final parameters, saved with --save-params (so the
 // device-to-host copies are part of the test), must match a CPU run's
-// within FP32 tolerance.
+// within FP32 tolerance; mixed-precision runs within 16-bit tolerance.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -159,6 +159,71 @@ TEST(GpuSampleTrainer, OneProcessDrivingTwoGpusMatchesTheCpu) {
             std::string::npos);
   expect_close(cpu[0], gpu[0], 1e-4, "GPU thread 0");
   expect_close(cpu[0], gpu[1], 1e-4, "GPU thread 1");
+}
+
+// Mixed precision: 16-bit GEMMs on cuBLAS accumulate in another order than
+// the CPU's, so each step's 16-bit results may differ in the last bit; the
+// FP32 parameters must still follow the CPU's closely.
+samples::TrainerOptions mixed_run(const std::string& mode, DataType amp) {
+  samples::TrainerOptions o = small_run(mode, samples::OptimizerKind::SGD);
+  o.model.amp = amp;
+  o.model.loss_scale = amp == DataType::FP16 ? 1024.0f : 1.0f;
+  return o;
+}
+
+Params train_in_this_process(samples::TrainerOptions o, const std::string& tag,
+                             std::string* output = nullptr) {
+  const auto dir = fresh_dir(tag);
+  o.save_params_dir = dir.string();
+  std::ostringstream out;
+  const samples::TrainerReport report = samples::run_trainer(o, out);
+  EXPECT_TRUE(report.identical()) << tag;
+  if (output) *output = out.str();
+  Params p = read_worker(dir, 0);
+  std::filesystem::remove_all(dir);
+  return p;
+}
+
+TEST(GpuSampleTrainer, MixedPrecisionOnOneGpuFollowsTheCpu) {
+  CTP_REQUIRE_GPUS(1);
+  for (DataType amp : {DataType::BF16, DataType::FP16}) {
+    const std::string tag = "amp_" + std::string(to_string(amp));
+    const Params cpu = train_in_this_process(mixed_run("none", amp), tag + "_cpu");
+    samples::TrainerOptions o = mixed_run("none", amp);
+    o.device = Device{DeviceKind::CUDA, 0};
+    std::string output;
+    const Params gpu = train_in_this_process(o, tag + "_gpu", &output);
+    EXPECT_NE(output.find(std::string(to_string(amp)) + " compute and gradients"),
+              std::string::npos) << output;
+    expect_close(cpu, gpu, 2e-2, tag + ", one GPU");
+  }
+}
+
+TEST(GpuSampleTrainer, MixedPrecisionOnTwoGpusAllReducesSixteenBitGradients) {
+  CTP_REQUIRE_GPUS(2);
+  constexpr int n = 2;
+  for (DataType amp : {DataType::BF16, DataType::FP16}) {
+    const std::string tag = "amp2_" + std::string(to_string(amp));
+    const Params cpu = train_in_this_process(mixed_run("none", amp), tag + "_cpu");
+    const auto dir = fresh_dir(tag + "_gpu");
+    const auto endpoints = testing_comm::local_endpoints(n);
+    std::vector<samples::TrainerReport> reports(n);
+    gpu_testing::run_on_threads(n, [&](int rank) {
+      samples::TrainerOptions o = mixed_run("grad_allreduce", amp);
+      o.rank = rank;
+      o.world_size = n;
+      o.endpoints = endpoints;
+      o.device = Device{DeviceKind::CUDA, rank};
+      o.save_params_dir = dir.string();
+      std::ostringstream out;
+      reports[rank] = samples::run_trainer(o, out);
+    });
+    for (int rank = 0; rank < n; ++rank) {
+      EXPECT_TRUE(reports[rank].identical()) << tag << " rank " << rank;
+      expect_close(cpu, read_worker(dir, rank), 5e-2, tag + ", GPU worker " + std::to_string(rank));
+    }
+    std::filesystem::remove_all(dir);
+  }
 }
 
 }  // namespace
