@@ -232,7 +232,13 @@ TEST(Verify, CustomRegistry) {
 }
 
 TEST(Verify, MillionOpsTiming) {
+  // Sanitized builds (CI) check the same program shape at a fifth of the
+  // size; the timing in bench/RESULTS.md comes from a plain build.
+#ifdef CTP_SANITIZED_BUILD
+  constexpr int kOps = 200'000;
+#else
   constexpr int kOps = 1'000'000;
+#endif
   Program p = Program::with_global_block();
   Block& block = p.global_block();
   for (int i = 0; i < 1000; ++i) block.add_var(Var{.name = "v" + std::to_string(i), .shape = {8}});
