@@ -207,10 +207,34 @@ std::vector<std::unique_ptr<NcclCommunicator>> NcclCommunicator::connect_all(
                   devices[i]->device().to_string() + ": " + message);
     }
   }
+  // As connect's second stage: the probes above show every GPU can join, so
+  // grouped blocking inits from a second id cannot wait on a missing rank;
+  // those carry the collectives (inline launches), the probes are released.
+  ncclUniqueId second = unique_id_from(make_nccl_unique_id(), where);
+  std::vector<ncclComm_t> carriers(devices.size(), nullptr);
+  ncclConfig_t blocking = NCCL_CONFIG_INITIALIZER;
+  blocking.blocking = 1;
+  r = ncclGroupStart();
+  for (int i = 0; i < n && r == ncclSuccess; ++i) {
+    cuda::DeviceGuard guard(devices[i]->index());
+    r = ncclCommInitRankConfig(&carriers[i], n, second, i, &blocking);
+  }
+  end = ncclGroupEnd();
+  if (r == ncclSuccess) r = end;
+  if (r != ncclSuccess) {
+    for (ncclComm_t c : carriers)
+      if (c) ncclCommAbort(c);
+    abort_all();
+    throw Error(where + "blocking ncclCommInitRankConfig failed: " + ncclGetErrorString(r));
+  }
+  for (int i = 0; i < n; ++i) {
+    cuda::DeviceGuard guard(devices[i]->index());
+    ncclCommDestroy(comms[i]);
+  }
   std::vector<std::unique_ptr<NcclCommunicator>> out;
   for (int i = 0; i < n; ++i)
     out.push_back(std::unique_ptr<NcclCommunicator>(
-        new NcclCommunicator(comms[i], i, n, ring_id, devices[i], options, false)));
+        new NcclCommunicator(carriers[i], i, n, ring_id, devices[i], options, true)));
   return out;
 }
 
@@ -485,6 +509,22 @@ NcclCommunicator& as_nccl(Communicator& comm, std::string_view where) {
                 comm.backend() + " ring, not an NCCL one: GPU kernels need rings made by the "
                 "GPU kernels of c_comm_init / c_comm_init_all");
   return *nccl;
+}
+
+NcclGroup::NcclGroup() {
+  const ncclResult_t r = ncclGroupStart();
+  if (r != ncclSuccess) throw Error(std::string("ncclGroupStart failed: ") + ncclGetErrorString(r));
+}
+
+void NcclGroup::end() {
+  if (!open_) return;
+  open_ = false;
+  const ncclResult_t r = ncclGroupEnd();
+  if (r != ncclSuccess) throw Error(std::string("ncclGroupEnd failed: ") + ncclGetErrorString(r));
+}
+
+NcclGroup::~NcclGroup() {
+  if (open_) ncclGroupEnd();
 }
 
 void synchronize_device(DeviceContext& device, CommunicatorManager* comms) {

@@ -59,7 +59,9 @@ class NcclCommunicator final : public Communicator {
   // other ranks do not join within the timeout.
   static std::unique_ptr<NcclCommunicator> connect(const NcclRingSetup& setup);
   // Several rings of one process at once, one GPU each (ncclCommInitAll's
-  // grouped equivalent): `devices[i]` becomes rank i of the ring.
+  // grouped equivalent): `devices[i]` becomes rank i of the ring. Two
+  // stages as connect's: non-blocking probes (timeout, abort), then
+  // blocking communicators that carry the collectives.
   static std::vector<std::unique_ptr<NcclCommunicator>> connect_all(
       const std::vector<DeviceContext*>& devices, int ring_id, const CommOptions& options);
   ~NcclCommunicator() override;
@@ -122,6 +124,22 @@ class NcclCommunicator final : public Communicator {
   std::mutex call_mu_;
   std::atomic<bool> aborted_{false};
   std::string abort_reason_;
+};
+
+// One thread driving the ranks of several GPUs (connect_all's rings) must
+// issue each collective's per-rank calls as one NCCL group, or the first
+// call may wait for ranks not yet launched. The group opens here and closes
+// at end() (throws on an NCCL error) or, failing that, at destruction.
+class NcclGroup {
+ public:
+  NcclGroup();
+  ~NcclGroup();
+  NcclGroup(const NcclGroup&) = delete;
+  NcclGroup& operator=(const NcclGroup&) = delete;
+  void end();
+
+ private:
+  bool open_ = true;
 };
 
 // The NCCL communicator of the op's ring, or a ctp::Error when that ring is

@@ -268,6 +268,40 @@ TEST(NcclRing, BlockingRingFromASecondIdReducesCorrectly) {
   for (int rank = 0; rank < n; ++rank) EXPECT_EQ(got[rank], (std::vector<float>{3, -2}));
 }
 
+// connect_all: one thread joins every GPU (up to two) to one ring with
+// grouped calls; the rings carry collectives on blocking communicators.
+TEST(NcclRing, ConnectAllFromOneThreadGivesBlockingRings) {
+  CTP_REQUIRE_GPUS(1);
+  const int n = std::min(cuda_device_count(), 2);
+  std::vector<std::unique_ptr<DeviceContext>> contexts;
+  std::vector<DeviceContext*> devices;
+  for (int i = 0; i < n; ++i) {
+    contexts.push_back(std::make_unique<DeviceContext>(i));
+    devices.push_back(contexts.back().get());
+  }
+  std::vector<std::unique_ptr<NcclCommunicator>> rings =
+      NcclCommunicator::connect_all(devices, 4, CommOptions{std::chrono::seconds(60)});
+  ASSERT_EQ(rings.size(), static_cast<std::size_t>(n));
+  std::vector<Tensor> values;
+  for (int i = 0; i < n; ++i) {
+    EXPECT_TRUE(rings[i]->blocking());
+    EXPECT_EQ(rings[i]->rank(), i);
+    EXPECT_EQ(rings[i]->size(), n);
+    EXPECT_EQ(rings[i]->ring_id(), 4);
+    values.push_back(contexts[i]->to_device(host_vector({1.f + i, 2.f})));
+  }
+  // One thread issues every rank's part of a collective, so they go in a group.
+  NcclGroup group;
+  for (int i = 0; i < n; ++i)
+    rings[i]->all_reduce(values[i], values[i], ReduceOp::Sum, contexts[i]->comm_stream(4));
+  group.end();
+  const float first = n == 1 ? 1.f : 3.f;
+  for (int i = 0; i < n; ++i) {
+    synchronize_device(*contexts[i], nullptr);
+    EXPECT_EQ(values_of(*contexts[i], values[i]), (std::vector<float>{first, 2.f * n})) << i;
+  }
+}
+
 TEST(NcclRing, APeerThatNeverJoinsTimesOutWithAnAbort) {
   CTP_REQUIRE_GPUS(1);
   DeviceContext dc(0);
