@@ -3,6 +3,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -10,7 +11,9 @@
 #include <thread>
 #include <vector>
 
+#include "executor/communicator.h"
 #include "executor/cuda/device_context.h"
+#include "executor/kernel.h"
 
 #define CTP_REQUIRE_GPUS(n)                                                              \
   do {                                                                                   \
@@ -21,6 +24,21 @@
   } while (0)
 
 namespace ctp::gpu_testing {
+
+// One rank's GPU, its rings and the run services that point at both, as the
+// tests' per-rank threads set them up.
+struct GpuRank {
+  explicit GpuRank(int gpu) : device(gpu), comms(CommOptions{std::chrono::seconds(60)}) {
+    services.device = device.device();
+    services.device_context = &device;
+    services.comms = &comms;
+  }
+  GpuRank(const GpuRank&) = delete;
+  GpuRank& operator=(const GpuRank&) = delete;
+  DeviceContext device;
+  CommunicatorManager comms;
+  RunServices services;
+};
 
 // Runs body(rank) on `n` threads; rethrows the first failure as a
 // std::runtime_error naming its rank.

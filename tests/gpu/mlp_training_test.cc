@@ -113,12 +113,10 @@ TEST(GpuTraining, GradAllReduceOnTwoGpusMatchesOneCpuWorker) {
       options.collective.current_endpoint = endpoints[rank];
       options.collective.nrings = 2;
       transpile(TranspileMode::kGradAllReduce, options, programs.startup, programs.main);
-      DeviceContext dc(rank);
-      CommunicatorManager comms(CommOptions{std::chrono::seconds(60)});
-      RunServices services;
-      services.device = dc.device();
-      services.device_context = &dc;
-      services.comms = &comms;
+      gpu_testing::GpuRank gpu_rank(rank);
+      DeviceContext& dc = gpu_rank.device;
+      CommunicatorManager& comms = gpu_rank.comms;
+      RunServices& services = gpu_rank.services;
       services.seed = 1000 + rank;  // unused with init_seed; the broadcast would fix it anyway
       Scope scope;
       Executor(programs.startup, services).run(scope);

@@ -83,12 +83,10 @@ TEST(NcclRing, EveryCollectiveOnTwoGpusInTwoRings) {
     testing_comm::add_comm_init(sb, endpoints0, rank, 0);
     testing_comm::add_comm_init(sb, endpoints1, rank, 1);
     const Program startup = sb.build();
-    DeviceContext dc(rank);
-    CommunicatorManager comms(CommOptions{std::chrono::seconds(60)});
-    RunServices services;
-    services.device = dc.device();
-    services.device_context = &dc;
-    services.comms = &comms;
+    gpu_testing::GpuRank gpu_rank(rank);
+    DeviceContext& dc = gpu_rank.device;
+    CommunicatorManager& comms = gpu_rank.comms;
+    RunServices& services = gpu_rank.services;
     Scope scope;
     Executor(startup, services).run(scope);
     // c_gen_nccl_id + c_comm_init give the blocking ring (inline launches).
@@ -168,12 +166,10 @@ TEST(NcclRing, SixteenBitCollectivesKeepTheirDtypeAndSumExactly) {
     run_on_threads(n, [&](int rank) {
       ProgramBuilder sb;
       testing_comm::add_comm_init(sb, endpoints, rank, 0);
-      DeviceContext dc(rank);
-      CommunicatorManager comms(CommOptions{std::chrono::seconds(60)});
-      RunServices services;
-      services.device = dc.device();
-      services.device_context = &dc;
-      services.comms = &comms;
+      gpu_testing::GpuRank gpu_rank(rank);
+      DeviceContext& dc = gpu_rank.device;
+      CommunicatorManager& comms = gpu_rank.comms;
+      RunServices& services = gpu_rank.services;
       Scope scope;
       Executor(sb.build(), services).run(scope);
       const float r = static_cast<float>(rank);

@@ -79,6 +79,19 @@ void expect_close(const Params& want, const Params& got, double rtol, const std:
   }
 }
 
+// Options `o` as `ctp launch` gives them to process `rank` of `n`, one GPU
+// each (GPU = local rank), saving parameters under `dir`.
+samples::TrainerOptions as_launched_rank(samples::TrainerOptions o, int rank, int n,
+                                         const std::vector<std::string>& endpoints,
+                                         const std::filesystem::path& dir) {
+  o.rank = rank;
+  o.world_size = n;
+  o.endpoints = endpoints;
+  o.device = Device{DeviceKind::CUDA, rank};
+  o.save_params_dir = dir.string();
+  return o;
+}
+
 // One CPU worker on the whole global batch: what data-parallel workers on
 // shards of it must reproduce (their gradients are averaged).
 Params train_one_cpu_worker(samples::OptimizerKind optimizer, const std::string& tag) {
@@ -103,12 +116,8 @@ TEST(GpuSampleTrainer, OneProcessPerGpuMatchesOneCpuWorker) {
     std::vector<std::string> outputs(n);
     std::vector<samples::TrainerReport> reports(n);
     gpu_testing::run_on_threads(n, [&](int rank) {
-      samples::TrainerOptions o = small_run("grad_allreduce", optimizer);
-      o.rank = rank;
-      o.world_size = n;
-      o.endpoints = endpoints;
-      o.device = Device{DeviceKind::CUDA, rank};  // as ctp launch: GPU = local rank
-      o.save_params_dir = dir.string();
+      const samples::TrainerOptions o =
+          as_launched_rank(small_run("grad_allreduce", optimizer), rank, n, endpoints, dir);
       std::ostringstream out;
       reports[rank] = samples::run_trainer(o, out);
       outputs[rank] = out.str();
@@ -209,12 +218,8 @@ TEST(GpuSampleTrainer, MixedPrecisionOnTwoGpusAllReducesSixteenBitGradients) {
     const auto endpoints = testing_comm::local_endpoints(n);
     std::vector<samples::TrainerReport> reports(n);
     gpu_testing::run_on_threads(n, [&](int rank) {
-      samples::TrainerOptions o = mixed_run("grad_allreduce", amp);
-      o.rank = rank;
-      o.world_size = n;
-      o.endpoints = endpoints;
-      o.device = Device{DeviceKind::CUDA, rank};
-      o.save_params_dir = dir.string();
+      const samples::TrainerOptions o =
+          as_launched_rank(mixed_run("grad_allreduce", amp), rank, n, endpoints, dir);
       std::ostringstream out;
       reports[rank] = samples::run_trainer(o, out);
     });
