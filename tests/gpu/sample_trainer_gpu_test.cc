@@ -92,17 +92,24 @@ samples::TrainerOptions as_launched_rank(samples::TrainerOptions o, int rank, in
   return o;
 }
 
-// One CPU worker on the whole global batch: what data-parallel workers on
-// shards of it must reproduce (their gradients are averaged).
-Params train_one_cpu_worker(samples::OptimizerKind optimizer, const std::string& tag) {
-  samples::TrainerOptions o = small_run("none", optimizer);
-  const auto dir = fresh_dir("cpu_" + tag);
+// Trains `o` in this process and returns worker 0's saved parameters.
+Params train_in_this_process(samples::TrainerOptions o, const std::string& tag,
+                             std::string* output = nullptr) {
+  const auto dir = fresh_dir(tag);
   o.save_params_dir = dir.string();
   std::ostringstream out;
-  samples::run_trainer(o, out);
+  const samples::TrainerReport report = samples::run_trainer(o, out);
+  EXPECT_TRUE(report.identical()) << tag;
+  if (output) *output = out.str();
   Params p = read_worker(dir, 0);
   std::filesystem::remove_all(dir);
   return p;
+}
+
+// One CPU worker on the whole global batch: what data-parallel workers on
+// shards of it must reproduce (their gradients are averaged).
+Params train_one_cpu_worker(samples::OptimizerKind optimizer, const std::string& tag) {
+  return train_in_this_process(small_run("none", optimizer), "cpu_" + tag);
 }
 
 TEST(GpuSampleTrainer, OneProcessPerGpuMatchesOneCpuWorker) {
@@ -178,19 +185,6 @@ samples::TrainerOptions mixed_run(const std::string& mode, DataType amp) {
   o.model.amp = amp;
   o.model.loss_scale = amp == DataType::FP16 ? 1024.0f : 1.0f;
   return o;
-}
-
-Params train_in_this_process(samples::TrainerOptions o, const std::string& tag,
-                             std::string* output = nullptr) {
-  const auto dir = fresh_dir(tag);
-  o.save_params_dir = dir.string();
-  std::ostringstream out;
-  const samples::TrainerReport report = samples::run_trainer(o, out);
-  EXPECT_TRUE(report.identical()) << tag;
-  if (output) *output = out.str();
-  Params p = read_worker(dir, 0);
-  std::filesystem::remove_all(dir);
-  return p;
 }
 
 TEST(GpuSampleTrainer, MixedPrecisionOnOneGpuFollowsTheCpu) {
