@@ -12,9 +12,17 @@
 #   c       a training step of the sample MLP at 1 and NGPUS GPUs, ctp against
 #           PyTorch (DDP) on the same model (bench/gpu/torch_mlp_ddp.py), in FP32
 #           and bf16 mixed precision (AMPS="none bf16")
+#   s       (b) over a real step: what gradient synchronisation adds to a
+#           training step of a BERT-large-shaped model (the encoder's linear
+#           layers: 24 blocks of 1024-1024-1024-1024-4096-1024, 302 M
+#           parameters, 4096 rows per GPU as bs 8 x 512 tokens, bf16 autocast),
+#           ctp in each transpiler mode against the same workers without
+#           communication, PyTorch DDP (and DDP with bf16 buckets) against the
+#           same model without DDP, all at NGPUS GPUs in the same run
 # OUT_DIR receives build.log (with the machine), one log per part (gpu_tests,
 # train, bench_a, bench_b, bench_c) and the CSVs. Each benchmark runs in its
 # own processes, ctp and PyTorch one after the other on the same GPUs.
+# (bench_s, ctp_step_sync.csv and torch_step_sync.csv for part s.)
 #
 #   bench/gpu/device_run.sh OUT_DIR CLI11_PREFIX [NGPUS] [WHAT]
 set -u
@@ -22,7 +30,7 @@ OUT=${1:?OUT_DIR}
 CLI11=${2:?CLI11_PREFIX}
 NGPUS=${3:-2}
 WHAT=${4:-all}
-[ "$WHAT" = all ] && WHAT=tests,train,a,b,c
+[ "$WHAT" = all ] && WHAT=tests,train,a,b,c,s
 want() { [[ ",$WHAT," == *",$1,"* ]]; }
 # NVLink multicast stays off on shared hosts (see the device notes).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -197,4 +205,57 @@ if want c; then
     done
   } > "$OUT/bench_c.log" 2>&1
   echo "bench c done ($(date -u +%T))"; cat "$OUT/bench_c.log"
+fi
+
+if want s; then
+  PER_GPU=${PER_GPU:-4096}
+  STEP_AMP=${STEP_AMP:-bf16}
+  hidden=$(for i in $(seq 24); do printf '1024,1024,1024,1024,4096,1024,'; done)
+  model=(--dim 1024 --hidden "${hidden%,}" --classes 16 --samples 16384 --amp "$STEP_AMP")
+  batch=$((PER_GPU * NGPUS))
+  # LABEL LAUNCHER ARGS...: one ctp run (LAUNCHER: launch, one process per GPU
+  # through ctp launch, or one_process), the slowest worker's ms per step into the CSV
+  ctp_step() {
+    local label=$1 pre=(); shift
+    [ "$1" = launch ] && pre=($CTP launch --nproc "$NGPUS" --base-port "$(free_base_port)" --)
+    shift
+    echo "== (s) ctp $label, $NGPUS GPU(s), $PER_GPU rows per GPU, amp $STEP_AMP"
+    timeout 240 "${pre[@]}" $TRAINER --device gpu "${model[@]}" --steps 30 --log-every 0 "$@" \
+      > /tmp/ctp_step.log 2>&1
+    echo "exit $?"; grep -E "ms per step|identical|buffer|rror" /tmp/ctp_step.log
+    grep "ms per step" /tmp/ctp_step.log | sed -E "s/.*: ([0-9.]+) ms per step.*/\1/" |
+      sort -g | tail -1 | sed "s/^/ctp,$NGPUS,$label,/" >> "$OUT/ctp_step_sync.csv"
+  }
+  torch_step() {  # LABEL ARGS...
+    echo "== (s) torch $1, $NGPUS GPU(s)"; shift
+    timeout 240 torchrun --standalone --nproc_per_node "$NGPUS" bench/gpu/torch_mlp_ddp.py \
+      "${model[@]}" --steps 30 --batch $batch --csv "$OUT/torch_step_sync.csv" "$@" 2>&1 |
+      torch_quiet
+  }
+  {
+    # Without communication: every worker trains alone (--rank 0 --world-size 1
+    # under ctp launch: the same GPUs and per-GPU batch, nothing exchanged).
+    ctp_step no_sync launch --mode none --rank 0 --world-size 1 --batch $PER_GPU
+    if [ "$NGPUS" -gt 1 ]; then
+      ctp_step grad_allreduce launch --mode grad_allreduce --batch $batch
+      ctp_step local_sgd launch --mode local_sgd --batch $batch
+    fi
+    for fuse in 0 2; do
+      ctp_step "single_process_multi_thread_fuse$fuse" one_process --mode single_process_multi_thread \
+        --threads "$NGPUS" --fuse-allreduce $fuse --batch $batch
+    done
+    for trans in fuse_all_reduce all_reduce; do
+      ctp_step "multi_thread_$trans" one_process --mode multi_thread --threads "$NGPUS" \
+        --trans-mode $trans --batch $batch
+    done
+    torch_step no_ddp --no-ddp
+    if [ "$NGPUS" -gt 1 ]; then
+      torch_step ddp
+      torch_step ddp_bf16_hook --ddp-hook bf16
+    fi
+    echo "== (s) ctp --profile, 1 GPU, 12 steps, no communication"
+    timeout 120 $TRAINER --mode none --device gpu "${model[@]}" --steps 12 --log-every 0 \
+      --batch $PER_GPU --profile | tail -25
+  } > "$OUT/bench_s.log" 2>&1
+  echo "bench s done ($(date -u +%T))"; cat "$OUT/bench_s.log"
 fi

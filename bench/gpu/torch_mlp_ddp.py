@@ -15,6 +15,10 @@ time of steps 2..N over N-1, as ctp_sample_trainer prints it.
   python3 bench/gpu/torch_mlp_ddp.py ...      (one GPU, no DDP)
 
 --batch is the global batch, split over the workers, as in ctp_sample_trainer.
+For the sync overhead of benchmark (b), --no-ddp runs the same workers without
+DDP (each trains alone: the step without communication, on as many GPUs at
+once), and --ddp-hook bf16 all-reduces DDP's buckets in bf16 (PyTorch's
+bf16_compress_hook), as many bytes as ctp's --amp bf16 gradients.
 """
 import argparse
 import os
@@ -37,6 +41,10 @@ def main():
     ap.add_argument("--csv", default="")
     ap.add_argument("--amp", choices=["none", "bf16", "fp16"], default="none",
                     help="torch.autocast to this dtype (fp16 with a GradScaler), as ctp's --amp")
+    ap.add_argument("--no-ddp", action="store_true",
+                    help="with several workers, train each alone (no DDP, no communication)")
+    ap.add_argument("--ddp-hook", choices=["none", "bf16", "fp16"], default="none",
+                    help="DDP communication hook: all-reduce the buckets in this dtype")
     ap.add_argument("--profile", action="store_true",
                     help="after timing, profile 5 more steps (torch.profiler) and print the "
                          "kernels' GPU time per step, for comparing with ctp's --profile")
@@ -69,8 +77,16 @@ def main():
     layers.append(nn.Linear(widths[-1], a.classes))
     torch.manual_seed(1)
     model = nn.Sequential(*layers).cuda()
-    if world > 1:
+    ddp = world > 1 and not a.no_ddp
+    if ddp:
         model = nn.parallel.DistributedDataParallel(model, device_ids=[local])
+        if a.ddp_hook != "none":
+            from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+            hook = {"bf16": default_hooks.bf16_compress_hook,
+                    "fp16": default_hooks.fp16_compress_hook}[a.ddp_hook]
+            model.register_comm_hook(None, hook)
+    variant = ("DDP" + ("" if a.ddp_hook == "none" else f" {a.ddp_hook} hook") if ddp
+               else "no DDP" if world > 1 else "single GPU")
     opt = torch.optim.SGD(model.parameters(), lr=a.lr)
     loss_fn = nn.CrossEntropyLoss()
     amp_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(a.amp)
@@ -98,13 +114,14 @@ def main():
     torch.cuda.synchronize()
     ms = (time.perf_counter() - t0) * 1000.0 / (a.steps - 1)
     if rank == 0:
-        print(f"torch {'DDP' if world > 1 else 'single GPU'}: {world} GPU(s), MLP {a.dim}-"
-              f"{a.hidden.replace(',', '-')}-{a.classes}, global batch {a.batch} "
+        widths_text = a.hidden.replace(',', '-') if len(a.hidden) < 60 else \
+            f"({len(widths) - 1} hidden layers, {sum(p.numel() for p in model.parameters())} params)"
+        print(f"torch {variant}: {world} GPU(s), MLP {a.dim}-{widths_text}-{a.classes}, global batch {a.batch} "
               f"({per_worker} per GPU), amp {a.amp}: {ms:.3f} ms per step after the first "
               f"({a.steps - 1} steps), last loss {loss:.4f}", flush=True)
         if a.csv:
             with open(a.csv, "a") as f:
-                f.write(f"torch,{world},{a.batch},{a.amp},{ms:.4f}\n")
+                f.write(f"torch,{world},{a.batch},{a.amp},{ms:.4f},{variant}\n")
     if a.profile and rank == 0:
         from torch.profiler import ProfilerActivity, profile
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
