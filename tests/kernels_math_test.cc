@@ -1,5 +1,7 @@
 // Math kernels against hand-computed values.
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "tests/kernels_test_util.h"
 
@@ -110,6 +112,37 @@ TEST(KernelsMath, ElementwiseGradReducesBroadcastDims) {
                     {{"Y@GRAD", {"dy2"}}}));
   EXPECT_EQ(values<float>(s.get("dy2")), (std::vector<float>{1 + 300, 20 + 4000}));
   EXPECT_FALSE(s.has("dx2"));
+}
+
+// ops/sum_order.h: a gradient's contributions are added in runs of 64, the
+// run sums in order. 2^24 + 1 rounds back to 2^24 in float, so a plain
+// left-to-right sum of 2^24 and 129 ones stays 2^24; in runs the ones of
+// the second and third runs (64 and 2) survive.
+TEST(KernelsMath, LongGradientSumsAddRunsOf64InOrder) {
+  constexpr int64_t kRows = 130;
+  std::vector<float> g(2 * kRows, 1.0f);
+  g[0] = 16777216.0f;  // 2^24, column 0 of row 0
+  Scope s;
+  s.var("x") = tensor<float>({kRows, 2}, std::vector<float>(2 * kRows, 1.0f));
+  s.var("y") = tensor<float>({2}, {0, 0});
+  s.var("g") = tensor<float>({kRows, 2}, g);
+  for (const char* type : {"elementwise_add_grad", "elementwise_sub_grad", "elementwise_mul_grad"}) {
+    SCOPED_TRACE(type);
+    run_op(s, make_op(type, {{"X", {"x"}}, {"Y", {"y"}}, {"Out@GRAD", {"g"}}},
+                      {{"X@GRAD", {"dx"}}, {"Y@GRAD", {"dy"}}}));
+    const float sign = std::string(type) == "elementwise_sub_grad" ? -1.0f : 1.0f;
+    EXPECT_EQ(values<float>(s.get("dy")), (std::vector<float>{sign * 16777282.0f, sign * 130.0f}));
+    if (std::string(type) != "elementwise_mul_grad") {
+      EXPECT_EQ(values<float>(s.get("dx")), g);  // one contribution each: copied
+    }
+  }
+  // reduce_mean sums in the same runs before it scales.
+  std::vector<float> column(kRows, 1.0f);
+  column[0] = 16777216.0f;
+  s.var("col") = tensor<float>({kRows, 1}, column);
+  run_op(s, make_op("reduce_mean", {{"X", {"col"}}}, {{"Out", {"m"}}},
+                    {{"dim", Attribute(std::vector<int32_t>{0})}}));
+  EXPECT_EQ(values<float>(s.get("m")), (std::vector<float>{16777282.0f * (1.0f / 130.0f)}));
 }
 
 TEST(KernelsMath, ReluAndGrad) {

@@ -1,5 +1,6 @@
 #include "executor/cuda/device_context.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "executor/cuda/cuda_check.h"
@@ -33,6 +34,7 @@ DeviceContext::~DeviceContext() {
   cudaGetDevice(&previous);
   cudaSetDevice(index_);
   cudaDeviceSynchronize();
+  if (workspace_) cudaFree(workspace_);
   if (cublas_) cublasDestroy(cublas_);
   for (CudaEvent e : events_)
     if (e) cudaEventDestroy(e);
@@ -101,6 +103,27 @@ void DeviceContext::comm_streams_wait_for_compute() {
 
 void DeviceContext::compute_waits_for_comm(int ring_id) {
   stream_wait(compute_, comm_stream(ring_id));
+}
+
+void* DeviceContext::compute_workspace(std::size_t bytes) {
+  if (bytes <= workspace_bytes_) return workspace_;
+  cuda::DeviceGuard guard(index_);
+  // Kernels queued before may still read the old block.
+  CTP_CUDA_CHECK(cudaStreamSynchronize(compute_));
+  // Grows by doubling at least, so a run settles after a few steps.
+  const std::size_t grown = std::max({bytes, 2 * workspace_bytes_, std::size_t{1} << 20});
+  if (workspace_) CTP_CUDA_CHECK(cudaFree(workspace_));
+  workspace_ = nullptr;
+  workspace_bytes_ = 0;
+  cudaError_t status = cudaMalloc(&workspace_, grown);
+  if (status != cudaSuccess) {
+    cudaGetLastError();
+    workspace_ = nullptr;
+    throw Error("cannot allocate a " + std::to_string(grown) + "-byte kernel workspace on gpu:" +
+                std::to_string(index_) + ": " + cudaGetErrorString(status));
+  }
+  workspace_bytes_ = grown;
+  return workspace_;
 }
 
 void DeviceContext::synchronize() {

@@ -56,6 +56,12 @@ class DeviceContext {
   // c_sync_comm_stream: the compute stream waits for one ring's stream.
   void compute_waits_for_comm(int ring_id);
 
+  // Scratch device memory for kernels queued on the compute stream (partial
+  // sums), valid until the next call: stream order keeps one kernel's use
+  // ahead of the next's, as cuBLAS's workspace. Grow-only; growing waits
+  // for the compute stream. Throws ctp::Error when the GPU is out of memory.
+  void* compute_workspace(std::size_t bytes);
+
   // Host side: blocks until every stream of this device is idle.
   void synchronize();
 
@@ -78,6 +84,8 @@ class DeviceContext {
   // captures the record at call time).
   std::vector<CudaEvent> events_;
   std::size_t next_event_ = 0;
+  void* workspace_ = nullptr;
+  std::size_t workspace_bytes_ = 0;
 };
 
 namespace cuda {

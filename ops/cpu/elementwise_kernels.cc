@@ -1,6 +1,8 @@
 // elementwise_add/sub/mul with Paddle's `axis` broadcasting, and their
 // gradients, which sum the output gradient over the dims an input was
-// broadcast along.
+// broadcast along (in runs: RunSums).
+#include <algorithm>
+
 #include "ops/cpu/broadcast.h"
 #include "ops/cpu/cpu_kernel_util.h"
 #include "ops/cpu/float16_compute.h"
@@ -45,6 +47,7 @@ void elementwise_grad(KernelContext& ctx) {
   if (dout.shape() != plan.out_shape)
     throw Error(ctx.where() + "Out@GRAD has shape " + shape_string(dout.shape()) +
                 ", expected " + shape_string(plan.out_shape));
+  const int64_t out_count = dout.numel();
   dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     const T* g = dout.data<T>();
     const T* xp = x.data<T>();
@@ -53,21 +56,21 @@ void elementwise_grad(KernelContext& ctx) {
       Tensor& dx = ctx.output("X@GRAD");
       dx.resize(dout.dtype(), x.shape());
       fill(dx, 0.0);
-      T* d = dx.data<T>();
+      RunSums<T> d(dx.data<T>(), dx.numel(), out_count / std::max<int64_t>(dx.numel(), 1));
       for_each_broadcast(plan, [&](int64_t o, int64_t i, int64_t j) {
-        if constexpr (kOp == Binary::Mul) d[i] += g[o] * yp[j];
-        else d[i] += g[o];
+        if constexpr (kOp == Binary::Mul) d.add(i, g[o] * yp[j]);
+        else d.add(i, g[o]);
       });
     }
     if (ctx.has_output("Y@GRAD")) {
       Tensor& dy = ctx.output("Y@GRAD");
       dy.resize(dout.dtype(), y.shape());
       fill(dy, 0.0);
-      T* d = dy.data<T>();
+      RunSums<T> d(dy.data<T>(), dy.numel(), out_count / std::max<int64_t>(dy.numel(), 1));
       for_each_broadcast(plan, [&](int64_t o, int64_t i, int64_t j) {
-        if constexpr (kOp == Binary::Mul) d[j] += g[o] * xp[i];
-        else if constexpr (kOp == Binary::Sub) d[j] -= g[o];
-        else d[j] += g[o];
+        if constexpr (kOp == Binary::Mul) d.add(j, g[o] * xp[i]);
+        else if constexpr (kOp == Binary::Sub) d.add(j, -g[o]);
+        else d.add(j, g[o]);
       });
     }
   });

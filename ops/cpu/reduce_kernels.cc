@@ -87,7 +87,10 @@ void reduce_mean(KernelContext& ctx) {
     fill(out, 0.0);
     const T* xp = x.data<T>();
     T* op = out.data<T>();
-    for_each_broadcast(r.plan, [&](int64_t, int64_t i, int64_t o) { op[o] += xp[i]; });
+    {
+      RunSums<T> sums(op, out.numel(), r.count);
+      for_each_broadcast(r.plan, [&](int64_t, int64_t i, int64_t o) { sums.add(o, xp[i]); });
+    }
     const T inv = T(1) / static_cast<T>(r.count ? r.count : 1);
     for (int64_t o = 0, n = out.numel(); o < n; ++o) op[o] *= inv;
   });

@@ -1,8 +1,9 @@
 // The CUDA compute kernels behind ops/cuda/*_kernels.cc. Arithmetic follows
 // the CPU kernels operation for operation, with products rounded before
-// they are added (__fmul_rn / __dmul_rn: no fused multiply-add), and sums
-// taken in the CPU kernels' order where a thread owns the whole sum, so GPU
-// results match the CPU's closely (bit for bit in the element-wise ops).
+// they are added (__fmul_rn / __dmul_rn: no fused multiply-add), and the
+// reductions' sums taken in the CPU kernels' order (ops/sum_order.h), so GPU
+// results match the CPU's closely (bit for bit in the element-wise ops and
+// their gradients).
 // FP16/BF16 elements are widened to float, computed as FP32, and each output
 // rounded once (widen/narrow), which is what the CPU kernels do with them.
 #include <cuda_bf16.h>
@@ -13,72 +14,16 @@
 #include <limits>
 
 #include "ops/cuda/device_kernels.h"
+#include "ops/cuda/device_math.cuh"
 
 namespace ctp::cuda::launch {
 namespace {
 
-constexpr unsigned kThreads = 256;
-
-unsigned grid_for(int64_t n) {
-  int64_t blocks = (n + kThreads - 1) / kThreads;
-  if (blocks < 1) blocks = 1;
-  if (blocks > 65535LL * 16) blocks = 65535LL * 16;
-  return static_cast<unsigned>(blocks);
-}
-
-__device__ inline int64_t first_index() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ inline int64_t grid_stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
-
-__device__ inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-__device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
-__device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
-__device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
-
-// The type a stored element is computed in: itself, float for 16-bit ones.
-template <typename T> struct ComputeOf { using type = T; };
-template <> struct ComputeOf<Half> { using type = float; };
-template <> struct ComputeOf<BFloat16> { using type = float; };
-template <typename T> using Compute = typename ComputeOf<T>::type;
-
-__device__ inline float widen(float v) { return v; }
-__device__ inline double widen(double v) { return v; }
-__device__ inline float widen(Half v) { return __half2float(__ushort_as_half(v.bits)); }
-__device__ inline float widen(BFloat16 v) { return __bfloat162float(__ushort_as_bfloat16(v.bits)); }
-
-// Rounds a computed value to the stored type (nearest even).
-template <typename T> __device__ inline T narrow(Compute<T> v) { return static_cast<T>(v); }
-template <> __device__ inline Half narrow<Half>(float v) {
-  return Half{__half_as_ushort(__float2half_rn(v))};
-}
-template <> __device__ inline BFloat16 narrow<BFloat16>(float v) {
-  return BFloat16{__bfloat16_as_ushort(__float2bfloat16_rn(v))};
-}
-
-__device__ inline double load(Scalar s) {
-  return s.fp64 ? *static_cast<const double*>(s.data)
-                : static_cast<double>(*static_cast<const float*>(s.data));
-}
+using namespace detail;  // ops/cuda/device_math.cuh
 
 template <typename T>
 __global__ void fill_kernel(T* out, int64_t n, T value) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = value;
-}
-
-template <typename From, typename To>
-__global__ void cast_kernel(const From* x, To* out, int64_t n) {
-  for (int64_t i = first_index(); i < n; i += grid_stride())
-    out[i] = narrow<To>(static_cast<Compute<To>>(widen(x[i])));
-}
-
-template <typename T>
-__device__ inline T apply(Binary op, T a, T b) {
-  switch (op) {
-    case Binary::Add: return add_rn(a, b);
-    case Binary::Sub: return add_rn(a, -b);
-    default: return mul_rn(a, b);
-  }
 }
 
 template <typename T>
@@ -135,7 +80,7 @@ __global__ void binary_grad_kernel(Binary op, bool for_y, const T* dout, const T
       coord[k] = rest % extent;
       rest /= extent;
     }
-    Compute<T> acc = 0;
+    Compute<T> acc = 0, run = 0;
     for (int64_t r = 0; r < reduced_count; ++r) {
       int64_t rr = r;
       for (int k = index.rank - 1; k >= 0; --k)
@@ -149,112 +94,101 @@ __global__ void binary_grad_kernel(Binary op, bool for_y, const T* dout, const T
         j += coord[k] * theirs[k];
       }
       const Compute<T> g = widen(dout[o]);
-      acc = add_rn(acc, op == Binary::Mul ? mul_rn(g, widen(other[j])) : g);
+      run = add_rn(run, op == Binary::Mul ? mul_rn(g, widen(other[j])) : g);
+      if ((r + 1) % kSumRun == 0 || r + 1 == reduced_count) {
+        acc = add_rn(acc, run);
+        run = 0;
+      }
     }
     if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
     d[t] = narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
   }
+}
+
+// The contribution of dout's element o to a gradient: dout[o], or its product
+// with the other operand, rounded as the CPU computes it.
+template <typename T>
+__device__ inline Compute<T> contribution(bool times_other, const T* dout, const T* other,
+                                          int64_t o) {
+  const Compute<T> g = widen(dout[o]);
+  return times_other ? mul_rn(g, widen(other[o])) : g;
+}
+
+// The sum of one column's rows [first, first + count) of a [rows, cols] view
+// (count <= kSumRun: one run), left to right. kAhead loads are issued before
+// their adds, so a thread waits for memory once per kAhead rows.
+template <typename T>
+__device__ inline Compute<T> column_run(bool times_other, const T* dout, const T* other,
+                                        int64_t first, int64_t count, int64_t cols, int64_t col) {
+  constexpr int kAhead = 16;
+  Compute<T> run = 0;
+  int64_t r = 0;
+  for (; r + kAhead <= count; r += kAhead) {
+    Compute<T> v[kAhead];
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u)
+      v[u] = contribution(times_other, dout, other, (first + r + u) * cols + col);
+#pragma unroll
+    for (int u = 0; u < kAhead; ++u) run = add_rn(run, v[u]);
+  }
+  for (; r < count; ++r) run = add_rn(run, contribution(times_other, dout, other, (first + r) * cols + col));
+  return run;
+}
+
+template <typename T>
+__device__ inline void store_sum(Binary op, bool for_y, Compute<T> acc, Compute<T> factor, T* d) {
+  if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
+  *d = narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
 }
 
 // binary_grad where the summed dims lead and the kept ones trail
 // contiguously (a bias's gradient: column sums of dout viewed as [rows,
-// cols]; rows == 1 when nothing is summed). One thread per column still
-// adds its rows in the CPU's order, so results stay bit for bit; the loads
-// of kAhead rows are issued before their adds, so a thread waits for memory
-// once per kAhead rows instead of once per row.
+// cols]), one thread per column adding its runs in order: for few rows, or
+// when no workspace was given.
 template <typename T>
 __global__ void leading_sum_grad_kernel(Binary op, bool for_y, const T* dout, const T* other,
                                         T* d, int64_t rows, int64_t cols, Compute<T> factor) {
-  constexpr int kAhead = 32;
   const bool times_other = op == Binary::Mul;
-  for (int64_t t = first_index(); t < cols; t += grid_stride()) {
+  for (int64_t c = first_index(); c < cols; c += grid_stride()) {
     Compute<T> acc = 0;
-    int64_t r = 0;
-    for (; r + kAhead <= rows; r += kAhead) {
-      Compute<T> v[kAhead];
-#pragma unroll
-      for (int u = 0; u < kAhead; ++u) {
-        const int64_t o = (r + u) * cols + t;
-        v[u] = times_other ? mul_rn(widen(dout[o]), widen(other[o])) : widen(dout[o]);
-      }
-#pragma unroll
-      for (int u = 0; u < kAhead; ++u) acc = add_rn(acc, v[u]);
-    }
-    for (; r < rows; ++r) {
-      const int64_t o = r * cols + t;
-      acc = add_rn(acc, times_other ? mul_rn(widen(dout[o]), widen(other[o])) : widen(dout[o]));
-    }
-    if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
-    d[t] = narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
+    for (int64_t r = 0; r < rows; r += kSumRun)
+      acc = add_rn(acc, column_run(times_other, dout, other, r, rows - r < kSumRun ? rows - r : kSumRun, cols, c));
+    store_sum(op, for_y, acc, factor, d + c);
   }
 }
 
-// The same sums for many rows, with the loads spread over a whole block: one
-// thread per column is too little memory parallelism to hide a round trip
-// per batch of rows (4096 columns are 4096 threads on a 132-SM GPU). A block
-// owns kCols columns (of FP16/BF16 too: wider blocks would need fewer rows
-// per tile in the same shared memory, and each tile costs a round trip, which
-// measured slower on an H200). Every thread loads its
-// share of the next tile of rows into registers (products rounded, as the
-// CPU computes them); meanwhile the first kCols threads add the current
-// tile's rows from shared memory in order, one thread per column, so the
-// sums stay the CPU's bit for bit. Then the staged values go to the other
-// shared buffer.
-constexpr int kStagedThreads = 256;
+// The same sums for many rows in two passes: one thread per (run, column)
+// writes its run's sum to `runs` ([run][column]), then one thread per column
+// adds its runs in order. A 4096-row column is 64 runs summed at once
+// instead of 4096 dependent adds; the result is the same.
 template <typename T>
-struct StagedTile {
-  static constexpr int kCols = 32;
-  static constexpr int kGroups = kStagedThreads / kCols;  // rows per load pass
-  // 16 KB of shared memory per buffer: 128 rows computed in float, 64 in double.
-  static constexpr int kRows = 16384 / static_cast<int>(sizeof(Compute<T>)) / kCols;
-  static constexpr int kRowsPerThread = kRows / kGroups;
-};
+__global__ void column_runs_kernel(bool times_other, const T* dout, const T* other,
+                                   Compute<T>* runs, int64_t rows, int64_t cols) {
+  const int64_t run_count = (rows + kSumRun - 1) / kSumRun;
+  for (int64_t t = first_index(); t < run_count * cols; t += grid_stride()) {
+    const int64_t k = t / cols, c = t - k * cols;
+    const int64_t first = k * kSumRun;
+    runs[t] = column_run(times_other, dout, other, first,
+                         rows - first < kSumRun ? rows - first : kSumRun, cols, c);
+  }
+}
 
 template <typename T>
-__global__ void staged_column_sum_kernel(Binary op, bool for_y, const T* dout, const T* other,
-                                         T* d, int64_t rows, int64_t cols, Compute<T> factor) {
-  using Tile = StagedTile<T>;
-  __shared__ Compute<T> tile[2][Tile::kRows][Tile::kCols];
-  const int lane = static_cast<int>(threadIdx.x) % Tile::kCols;
-  const int group = static_cast<int>(threadIdx.x) / Tile::kCols;
-  const int64_t col = static_cast<int64_t>(blockIdx.x) * Tile::kCols + lane;
-  const bool summer = static_cast<int>(threadIdx.x) < Tile::kCols;
-  const bool times_other = op == Binary::Mul;
-  // Loads use clamped, always valid indices and no branches, so a thread
-  // issues all of them before the first arrives; rows past the end are
-  // never added and columns past it never written.
-  const int64_t safe_col = col < cols ? col : cols - 1;
-  const int64_t tiles = (rows + Tile::kRows - 1) / Tile::kRows;
-  Compute<T> staged[Tile::kRowsPerThread];
-  Compute<T> acc = 0;
-  for (int64_t t = -1; t < tiles; ++t) {
-    const bool fetch = t + 1 < tiles;
-    if (fetch) {
+__global__ void add_runs_kernel(Binary op, bool for_y, const Compute<T>* runs, int64_t run_count,
+                                T* d, int64_t cols, Compute<T> factor) {
+  constexpr int kAhead = 16;
+  for (int64_t c = first_index(); c < cols; c += grid_stride()) {
+    Compute<T> acc = 0;
+    int64_t k = 0;
+    for (; k + kAhead <= run_count; k += kAhead) {
+      Compute<T> v[kAhead];
 #pragma unroll
-      for (int u = 0; u < Tile::kRowsPerThread; ++u) {
-        const int64_t r = (t + 1) * Tile::kRows + group + u * Tile::kGroups;
-        const int64_t o = (r < rows ? r : rows - 1) * cols + safe_col;
-        const Compute<T> g = widen(dout[o]);
-        staged[u] = times_other ? mul_rn(g, widen(other[o])) : g;
-      }
-    }
-    if (t >= 0 && summer) {
-      const int64_t left = rows - t * Tile::kRows;
-      const int in_tile = left < Tile::kRows ? static_cast<int>(left) : Tile::kRows;
-      const int buffer = static_cast<int>(t & 1);
-      for (int u = 0; u < in_tile; ++u) acc = add_rn(acc, tile[buffer][u][lane]);
-    }
-    if (fetch) {
-      const int buffer = static_cast<int>((t + 1) & 1);
+      for (int u = 0; u < kAhead; ++u) v[u] = runs[(k + u) * cols + c];
 #pragma unroll
-      for (int u = 0; u < Tile::kRowsPerThread; ++u)
-        tile[buffer][group + u * Tile::kGroups][lane] = staged[u];
+      for (int u = 0; u < kAhead; ++u) acc = add_rn(acc, v[u]);
     }
-    __syncthreads();
-  }
-  if (summer && col < cols) {
-    if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
-    d[col] = narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
+    for (; k < run_count; ++k) acc = add_rn(acc, runs[k * cols + c]);
+    store_sum(op, for_y, acc, factor, d + c);
   }
 }
 
@@ -294,18 +228,6 @@ __global__ void broadcast_scale_kernel(const T* src, T* out, Compute<T> factor,
     }
     out[o] = narrow<T>(mul_rn(widen(src[j]), factor));
   }
-}
-
-template <typename T>
-__global__ void relu_kernel(const T* x, T* out, int64_t n) {
-  for (int64_t i = first_index(); i < n; i += grid_stride())
-    out[i] = widen(x[i]) > Compute<T>(0) ? x[i] : narrow<T>(0);
-}
-
-template <typename T>
-__global__ void relu_grad_kernel(const T* g, const T* gate, T* d, int64_t n) {
-  for (int64_t i = first_index(); i < n; i += grid_stride())
-    d[i] = widen(gate[i]) > Compute<T>(0) ? g[i] : narrow<T>(0);
 }
 
 template <typename T>
@@ -417,12 +339,6 @@ __global__ void mean_grad_kernel(const T* dout, T* dx, int64_t n) {
 }
 
 template <typename T>
-__global__ void sgd_kernel(const T* p, const T* g, Scalar lr, T* out, int64_t n) {
-  const T rate = static_cast<T>(load(lr));
-  for (int64_t i = first_index(); i < n; i += grid_stride()) out[i] = p[i] - mul_rn(rate, g[i]);
-}
-
-template <typename T>
 __global__ void momentum_kernel(const T* p, const T* g, const T* v, Scalar lr, T mu, bool nesterov,
                                 T l2, T rescale, T* p_out, T* v_out, int64_t n) {
   const T rate = static_cast<T>(load(lr));
@@ -467,11 +383,6 @@ void fill_bits16(uint16_t* out, int64_t n, uint16_t bits, Stream s) {
   if (n > 0) fill_kernel<uint16_t><<<grid_for(n), kThreads, 0, s>>>(out, n, bits);
 }
 
-template <typename From, typename To>
-void cast(const From* x, To* out, int64_t n, Stream s) {
-  if (n > 0) cast_kernel<From, To><<<grid_for(n), kThreads, 0, s>>>(x, out, n);
-}
-
 // The period of an operand over the flat output when it is broadcast only
 // over leading dims and laid out like the output in the trailing ones (its
 // element count), else 0.
@@ -502,6 +413,7 @@ void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& ind
   const int64_t y_period = trailing_period(index.y_strides, index);
   // Below 2^31 elements, so an index plus the grid stride still fits 32 bits.
   if (x_period > 0 && y_period > 0 && n <= std::numeric_limits<int32_t>::max()) {
+    if (packed_periodic_binary(op, x, y, out, n, x_period, y_period, s)) return;
     periodic_binary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(
         op, x, y, out, static_cast<uint32_t>(n), static_cast<uint32_t>(x_period),
         static_cast<uint32_t>(y_period));
@@ -543,21 +455,33 @@ static bool leading_sum_layout(Binary op, bool for_y, int64_t n_d, const Broadca
 }
 
 template <typename T>
+std::size_t binary_grad_workspace(Binary op, bool for_y, int64_t n_d, const BroadcastIndex& index) {
+  int64_t rows = 0, cols = 0;
+  if (n_d <= 0 || !leading_sum_layout(op, for_y, n_d, index, rows, cols) || rows <= kSumRun)
+    return 0;
+  const int64_t run_count = (rows + kSumRun - 1) / kSumRun;
+  return static_cast<std::size_t>(run_count * cols) * sizeof(Compute<T>);
+}
+
+template <typename T>
 void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int64_t n_d,
-                 const BroadcastIndex& index, Stream s, double factor) {
+                 const BroadcastIndex& index, Stream s, void* workspace, double factor) {
   if (n_d <= 0) return;
+  const Compute<T> f = static_cast<Compute<T>>(factor);
   int64_t rows = 0, cols = 0;
   if (leading_sum_layout(op, for_y, n_d, index, rows, cols)) {
     if (rows == 1 && cols <= std::numeric_limits<int32_t>::max()) {
       const int64_t blocks = (cols + 4 * kThreads - 1) / (4 * kThreads);
       dense_grad_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(
-          op, for_y, dout, other, d, static_cast<uint32_t>(cols), static_cast<Compute<T>>(factor));
+          op, for_y, dout, other, d, static_cast<uint32_t>(cols), f);
       return;
     }
-    const int64_t tiles = (cols + StagedTile<T>::kCols - 1) / StagedTile<T>::kCols;
-    if (rows > StagedTile<T>::kRows && tiles <= std::numeric_limits<int32_t>::max()) {
-      staged_column_sum_kernel<T><<<static_cast<unsigned>(tiles), kStagedThreads, 0, s>>>(
-          op, for_y, dout, other, d, rows, cols, static_cast<Compute<T>>(factor));
+    if (rows > kSumRun && workspace) {
+      auto* runs = static_cast<Compute<T>*>(workspace);
+      const int64_t run_count = (rows + kSumRun - 1) / kSumRun;
+      column_runs_kernel<T><<<grid_for(run_count * cols), kThreads, 0, s>>>(
+          op == Binary::Mul, dout, other, runs, rows, cols);
+      add_runs_kernel<T><<<grid_for(cols), kThreads, 0, s>>>(op, for_y, runs, run_count, d, cols, f);
       return;
     }
     // Narrow blocks when columns are few, so their loads spread over more SMs.
@@ -565,11 +489,10 @@ void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int
     int64_t blocks = (cols + threads - 1) / threads;
     if (blocks > 65535LL * 16) blocks = 65535LL * 16;
     leading_sum_grad_kernel<T><<<static_cast<unsigned>(blocks), threads, 0, s>>>(
-        op, for_y, dout, other, d, rows, cols, static_cast<Compute<T>>(factor));
+        op, for_y, dout, other, d, rows, cols, f);
     return;
   }
-  binary_grad_kernel<T><<<grid_for(n_d), kThreads, 0, s>>>(op, for_y, dout, other, d, n_d, index,
-                                                              static_cast<Compute<T>>(factor));
+  binary_grad_kernel<T><<<grid_for(n_d), kThreads, 0, s>>>(op, for_y, dout, other, d, n_d, index, f);
 }
 
 template <typename T>
@@ -579,16 +502,6 @@ void broadcast_scale(const T* src, T* out, double factor, const BroadcastIndex& 
   if (n > 0)
     broadcast_scale_kernel<T><<<grid_for(n), kThreads, 0, s>>>(
         src, out, static_cast<Compute<T>>(factor), index, n);
-}
-
-template <typename T>
-void relu(const T* x, T* out, int64_t n, Stream s) {
-  if (n > 0) relu_kernel<T><<<grid_for(n), kThreads, 0, s>>>(x, out, n);
-}
-
-template <typename T>
-void relu_grad(const T* dout, const T* gate, T* d, int64_t n, Stream s) {
-  if (n > 0) relu_grad_kernel<T><<<grid_for(n), kThreads, 0, s>>>(dout, gate, d, n);
 }
 
 template <typename T>
@@ -639,11 +552,6 @@ void mean_grad(const T* dout, T* dx, int64_t n, Stream s) {
 }
 
 template <typename T>
-void sgd(const T* param, const T* grad, Scalar lr, T* param_out, int64_t n, Stream s) {
-  if (n > 0) sgd_kernel<T><<<grid_for(n), kThreads, 0, s>>>(param, grad, lr, param_out, n);
-}
-
-template <typename T>
 void momentum(const T* param, const T* grad, const T* velocity, Scalar lr, double mu,
               bool nesterov, double l2_decay, double rescale, T* param_out, T* velocity_out,
               int64_t n, Stream s) {
@@ -671,10 +579,9 @@ void scalar_times(Scalar in, double factor, void* out, Stream s) {
 #define CTP_INSTANTIATE_MIXED_PRECISION_KERNELS(T)                                              \
   template void binary<T>(Binary, const T*, const T*, T*, const BroadcastIndex&, Stream);      \
   template void binary_grad<T>(Binary, bool, const T*, const T*, T*, int64_t,                  \
-                               const BroadcastIndex&, Stream, double);                         \
+                               const BroadcastIndex&, Stream, void*, double);                  \
+  template std::size_t binary_grad_workspace<T>(Binary, bool, int64_t, const BroadcastIndex&); \
   template void broadcast_scale<T>(const T*, T*, double, const BroadcastIndex&, Stream);       \
-  template void relu<T>(const T*, T*, int64_t, Stream);                                        \
-  template void relu_grad<T>(const T*, const T*, T*, int64_t, Stream);                         \
   template void scale<T>(const T*, T*, int64_t, double, double, bool, Stream);                 \
   template void sum<T>(const T* const*, int, T*, int64_t, Stream);                             \
   template void mean<T>(const T*, T*, int64_t, Stream);                                        \
@@ -686,7 +593,6 @@ void scalar_times(Scalar in, double factor, void* out, Stream s) {
                                          T*, int64_t, int64_t, int64_t, Stream);               \
   template void softmax_cross_entropy_grad<T>(const T*, const void*, bool, bool, bool, int64_t, \
                                               const T*, T*, int64_t, int64_t, int64_t, Stream); \
-  template void sgd<T>(const T*, const T*, Scalar, T*, int64_t, Stream);                       \
   template void momentum<T>(const T*, const T*, const T*, Scalar, double, bool, double, double, \
                             T*, T*, int64_t, Stream);                                          \
   template void adam<T>(const T*, const T*, const T*, const T*, Scalar, Scalar, Scalar, double, \
@@ -696,16 +602,6 @@ CTP_INSTANTIATE_FLOAT_KERNELS(float)
 CTP_INSTANTIATE_FLOAT_KERNELS(double)
 CTP_INSTANTIATE_MIXED_PRECISION_KERNELS(Half)
 CTP_INSTANTIATE_MIXED_PRECISION_KERNELS(BFloat16)
-
-#define CTP_INSTANTIATE_CASTS_FROM(From)                        \
-  template void cast<From, float>(const From*, float*, int64_t, Stream);   \
-  template void cast<From, double>(const From*, double*, int64_t, Stream); \
-  template void cast<From, Half>(const From*, Half*, int64_t, Stream);     \
-  template void cast<From, BFloat16>(const From*, BFloat16*, int64_t, Stream);
-CTP_INSTANTIATE_CASTS_FROM(float)
-CTP_INSTANTIATE_CASTS_FROM(double)
-CTP_INSTANTIATE_CASTS_FROM(Half)
-CTP_INSTANTIATE_CASTS_FROM(BFloat16)
 
 template void fill<float>(float*, int64_t, double, Stream);
 template void fill<double>(double*, int64_t, double, Stream);

@@ -3,7 +3,10 @@
 // share nothing but this header. T is float or double, or one of the 16-bit
 // storage types below where the launcher says so.
 #pragma once
+#include <cstddef>
 #include <cstdint>
+
+#include "ops/sum_order.h"
 
 struct CUstream_st;
 
@@ -51,11 +54,17 @@ template <typename From, typename To> void cast(const From* x, To* out, int64_t 
 template <typename T>
 void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& index, Stream s);
 // The gradient of X (for_y false) or Y: the sum over the output elements that
-// read each element, in row-major output order (as the CPU kernel sums),
-// times `factor` (reduce_mean's 1/count).
+// read each element, in the order of ops/sum_order.h (as the CPU kernel
+// sums), times `factor` (reduce_mean's 1/count). Long column sums take their
+// runs in parallel through `workspace`, device memory of at least
+// binary_grad_workspace() bytes used on stream `s` (without it, when that
+// is 0 or `workspace` is null, one thread adds a column's runs: the same
+// result, slower).
 template <typename T>
 void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int64_t n_d,
-                 const BroadcastIndex& index, Stream s, double factor = 1.0);
+                 const BroadcastIndex& index, Stream s, void* workspace, double factor = 1.0);
+template <typename T>
+std::size_t binary_grad_workspace(Binary op, bool for_y, int64_t n_d, const BroadcastIndex& index);
 // out[o] = src[j(o)] * factor over index.out_shape, j from index.x_strides
 // (a broadcast copy: reduce_mean_grad).
 template <typename T>

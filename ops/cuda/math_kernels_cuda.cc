@@ -31,6 +31,14 @@ launch::BroadcastIndex index_of(KernelContext& ctx, const cpu::BroadcastPlan& pl
   return index;
 }
 
+// The device memory binary_grad sums long columns through (null when it needs none).
+template <typename T>
+void* grad_workspace(KernelContext& ctx, Binary op, bool for_y, int64_t n_d,
+                     const launch::BroadcastIndex& index) {
+  const std::size_t bytes = launch::binary_grad_workspace<T>(op, for_y, n_d, index);
+  return bytes ? device_context(ctx).compute_workspace(bytes) : nullptr;
+}
+
 template <Binary kOp>
 void elementwise(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
@@ -62,12 +70,14 @@ void elementwise_grad(KernelContext& ctx) {
     if (ctx.has_output("X@GRAD")) {
       Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), x.shape());
       launch::binary_grad<T>(kOp, false, dout.data<T>(), y.data<T>(), dx.data<T>(), dx.numel(),
-                             index, stream_of(ctx));
+                             index, stream_of(ctx),
+                             grad_workspace<T>(ctx, kOp, false, dx.numel(), index));
     }
     if (ctx.has_output("Y@GRAD")) {
       Tensor& dy = device_output(ctx, "Y@GRAD", 0, dout.dtype(), y.shape());
       launch::binary_grad<T>(kOp, true, dout.data<T>(), x.data<T>(), dy.data<T>(), dy.numel(),
-                             index, stream_of(ctx));
+                             index, stream_of(ctx),
+                             grad_workspace<T>(ctx, kOp, true, dy.numel(), index));
     }
   });
 }
@@ -200,7 +210,9 @@ void reduce_mean(KernelContext& ctx) {
   dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), r.out_shape);
     launch::binary_grad<T>(Binary::Add, true, x.data<T>(), nullptr, out.data<T>(), out.numel(),
-                           r.index, stream_of(ctx), reciprocal<T>(r.count));
+                           r.index, stream_of(ctx),
+                           grad_workspace<T>(ctx, Binary::Add, true, out.numel(), r.index),
+                           reciprocal<T>(r.count));
   });
 }
 

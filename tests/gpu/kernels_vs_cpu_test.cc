@@ -152,25 +152,36 @@ TEST(GpuKernels, ElementwiseForwardBroadcastLayouts) {
       {{3}, {4, 2, 3}, -1},         // X the smaller operand
       {{4, 3, 2}, {4, 1, 2}, -1},   // broadcast in the middle: general kernel
       {{3, 1, 5}, {3, 4, 5}, -1},   // X broadcast in the middle: general kernel
+      // 16-byte packs: periods that are multiples of 8 (and of 4 only), tails.
+      {{65, 64}, {64}, -1},
+      {{33, 40}, {40}, 1},
+      {{3, 8, 16}, {8, 16}, 1},
+      {{1001}, {1001}, -1},
   };
   int seed = 10;
   for (const char* type : {"elementwise_add", "elementwise_sub", "elementwise_mul"})
-    for (const Case& c : cases) {
-      SCOPED_TRACE(std::string(type) + " axis " + std::to_string(c.axis));
-      ProgramBuilder pb;
-      pb.op(type).in("X", "x").in("Y", "y").out("Out", "out").attr("axis", c.axis);
-      expect_same(pb.build(), {{"x", random_fp32(c.x, seed++)}, {"y", random_fp32(c.y, seed++)}},
-                  {"out"}, 0, 0);
-    }
+    for (DataType dt : {DataType::FP32, DataType::BF16})
+      for (const Case& c : cases) {
+        SCOPED_TRACE(std::string(type) + " " + std::string(to_string(dt)) + " x " +
+                     testing::PrintToString(c.x) + " axis " + std::to_string(c.axis));
+        const auto make = [&](std::vector<int64_t> shape) {
+          return dt == DataType::FP32 ? random_fp32(std::move(shape), seed++)
+                                      : random_half(dt, std::move(shape), seed++);
+        };
+        ProgramBuilder pb;
+        pb.op(type).in("X", "x").in("Y", "y").out("Out", "out").attr("axis", c.axis);
+        expect_same(pb.build(), {{"x", make(c.x)}, {"y", make(c.y)}}, {"out"}, 0, 0);
+      }
 }
 
-// Bias-shaped gradients (the summed dims lead, the kept ones trail) take the
-// column-sum kernels: they must still add rows in the CPU's order, bit for
-// bit, past the 32-row batches and in their remainder (100 = 3 * 32 + 4 rows),
-// and over the block-staged tiles of 128 rows and 32 columns above 128 rows
-// (1000 = 7 * 128 + 104 rows; 37 and 70 columns leave partial blocks). The
-// gradient with the output's layout (dx) takes the dense kernel.
-TEST(GpuKernels, BiasShapedGradientsSumRowsInTheCpusOrder) {
+// Broadcast gradients sum in the CPU's order of ops/sum_order.h (runs of 64,
+// then the runs in order), bit for bit, on every GPU path: one thread per
+// column up to 64 rows (64 rows: one run; 65: a run of one more), two passes
+// through the workspace above (100, 129, 1000 and 4096 rows, partial runs,
+// 9 to 1024 columns), the general kernel when a summed dim sits between kept
+// ones ([3, 300, 4] into [3, 1, 4]: 300 terms in runs), and the dense kernel
+// for the gradient with the output's layout (dx).
+TEST(GpuKernels, BroadcastGradientsSumInTheCpusRunOrder) {
   CTP_REQUIRE_GPUS(1);
   struct Case {
     std::vector<int64_t> x, y;
@@ -179,7 +190,9 @@ TEST(GpuKernels, BiasShapedGradientsSumRowsInTheCpusOrder) {
   for (const Case& c : {Case{{100, 37}, {37}, -1}, Case{{70, 3, 5}, {3, 5}, 1},
                         Case{{4, 25, 6}, {6}, -1}, Case{{33, 1, 8}, {1, 8}, -1},
                         Case{{1000, 37}, {37}, -1}, Case{{129, 70}, {70}, 1},
-                        Case{{20, 30, 2, 5}, {2, 5}, 2}}) {
+                        Case{{20, 30, 2, 5}, {2, 5}, 2}, Case{{4096, 1024}, {1024}, -1},
+                        Case{{3, 300, 4}, {3, 1, 4}, -1}, Case{{64, 9}, {9}, -1},
+                        Case{{65, 9}, {9}, -1}}) {
     for (const char* type : {"elementwise_add", "elementwise_sub", "elementwise_mul"}) {
       for (DataType dt : {DataType::FP32, DataType::FP16, DataType::BF16}) {
         SCOPED_TRACE(std::string(type) + " " + std::string(to_string(dt)) + " x " + testing::PrintToString(c.x));
@@ -227,9 +240,14 @@ TEST(GpuKernels, ReduceMeanOverDimsAndItsGrad) {
       .attr("dim", std::vector<int32_t>{1});
   pb.op("reduce_mean_grad").in("X", "x").in("Out@GRAD", "g02").out("X@GRAD", "dx02")
       .attr("dim", std::vector<int32_t>{0, -1}).attr("keep_dim", true);
+  // Long sums: over leading rows (two passes on the GPU), over a trailing dim
+  // (one thread per output), and of everything.
+  pb.op("reduce_mean").in("X", "long").out("Out", "l0").attr("dim", std::vector<int32_t>{0});
+  pb.op("reduce_mean").in("X", "long").out("Out", "l1").attr("dim", std::vector<int32_t>{1});
+  pb.op("reduce_mean").in("X", "long").out("Out", "lall").attr("reduce_all", true);
   expect_same(pb.build(), {{"x", random_fp32({3, 4, 5}, 60)}, {"g1", random_fp32({3, 5}, 61)},
-                           {"g02", random_fp32({1, 4, 1}, 62)}},
-              {"m1", "m02", "mall", "dx1", "dx02"}, 0, 0);
+                           {"g02", random_fp32({1, 4, 1}, 62)}, {"long", random_fp32({700, 130}, 63)}},
+              {"m1", "m02", "mall", "dx1", "dx02", "l0", "l1", "lall"}, 0, 0);
 }
 
 TEST(GpuKernels, MulAndMatmulOnCublasWithGrads) {

@@ -1,0 +1,76 @@
+// Device-side helpers shared by the CUDA kernel files (nvcc only): launch
+// geometry, rounding arithmetic without fused multiply-add, and the 16-bit
+// element conversions every kernel computes through.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "ops/cuda/device_kernels.h"
+
+namespace ctp::cuda::launch {
+namespace detail {
+
+constexpr unsigned kThreads = 256;
+
+inline unsigned grid_for(int64_t n) {
+  int64_t blocks = (n + kThreads - 1) / kThreads;
+  if (blocks < 1) blocks = 1;
+  if (blocks > 65535LL * 16) blocks = 65535LL * 16;
+  return static_cast<unsigned>(blocks);
+}
+
+__device__ inline int64_t first_index() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t grid_stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+
+__device__ inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
+__device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
+
+// The type a stored element is computed in: itself, float for 16-bit ones.
+template <typename T> struct ComputeOf { using type = T; };
+template <> struct ComputeOf<Half> { using type = float; };
+template <> struct ComputeOf<BFloat16> { using type = float; };
+template <typename T> using Compute = typename ComputeOf<T>::type;
+
+__device__ inline float widen(float v) { return v; }
+__device__ inline double widen(double v) { return v; }
+__device__ inline float widen(Half v) { return __half2float(__ushort_as_half(v.bits)); }
+__device__ inline float widen(BFloat16 v) { return __bfloat162float(__ushort_as_bfloat16(v.bits)); }
+
+// Rounds a computed value to the stored type (nearest even).
+template <typename T> __device__ inline T narrow(Compute<T> v) { return static_cast<T>(v); }
+template <> __device__ inline Half narrow<Half>(float v) {
+  return Half{__half_as_ushort(__float2half_rn(v))};
+}
+template <> __device__ inline BFloat16 narrow<BFloat16>(float v) {
+  return BFloat16{__bfloat16_as_ushort(__float2bfloat16_rn(v))};
+}
+
+__device__ inline double load(Scalar s) {
+  return s.fp64 ? *static_cast<const double*>(s.data)
+                : static_cast<double>(*static_cast<const float*>(s.data));
+}
+
+template <typename T>
+__device__ inline T apply(Binary op, T a, T b) {
+  switch (op) {
+    case Binary::Add: return add_rn(a, b);
+    case Binary::Sub: return add_rn(a, -b);
+    default: return mul_rn(a, b);
+  }
+}
+
+// binary() over operands that each repeat with a period over the flat
+// output (the period is n: the output's layout), 16 bytes per load and store
+// (ops/cuda/packed_kernels.cu); false, launching nothing, when the periods or
+// the pointers' alignment do not allow whole packs.
+template <typename T>
+bool packed_periodic_binary(Binary op, const T* x, const T* y, T* out, int64_t n,
+                            int64_t x_period, int64_t y_period, Stream s);
+
+}  // namespace detail
+}  // namespace ctp::cuda::launch
