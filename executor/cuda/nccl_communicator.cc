@@ -390,19 +390,30 @@ void NcclCommunicator::copy_back(const Tensor& staged, Tensor& host, CudaStream 
   std::memcpy(host.raw_data(), result.raw_data(), result.bytes());
 }
 
-void NcclCommunicator::all_reduce(Tensor& tensor, ReduceOp op) {
-  if (on_host(tensor)) {
-    Tensor staged = device_->to_device(tensor);
-    CudaStream stream = device_->comm_stream(ring_id_);
-    device_->stream_wait(stream, device_->compute_stream());
-    all_reduce(staged, staged, op, stream);
-    copy_back(staged, tensor, stream, "all_reduce");
-    return;
-  }
+template <typename Collective>
+void NcclCommunicator::ordered_on_ring(Collective&& collective) {
   CudaStream stream = device_->comm_stream(ring_id_);
   device_->stream_wait(stream, device_->compute_stream());
-  all_reduce(tensor, tensor, op, stream);
+  collective(stream);
   device_->stream_wait(device_->compute_stream(), stream);
+}
+
+template <typename Collective>
+void NcclCommunicator::in_place(Tensor& tensor, std::string_view what, Collective&& collective) {
+  if (!on_host(tensor)) {
+    ordered_on_ring([&](CudaStream stream) { collective(tensor, stream); });
+    return;
+  }
+  Tensor staged = device_->to_device(tensor);
+  CudaStream stream = device_->comm_stream(ring_id_);
+  device_->stream_wait(stream, device_->compute_stream());
+  collective(staged, stream);
+  copy_back(staged, tensor, stream, what);
+}
+
+void NcclCommunicator::all_reduce(Tensor& tensor, ReduceOp op) {
+  in_place(tensor, "all_reduce",
+           [&](Tensor& t, CudaStream stream) { all_reduce(t, t, op, stream); });
 }
 
 void NcclCommunicator::all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op) {
@@ -412,25 +423,12 @@ void NcclCommunicator::all_reduce_many(const std::vector<Tensor*>& tensors, Redu
     for (Tensor* t : tensors) all_reduce(*t, op);
     return;
   }
-  CudaStream stream = device_->comm_stream(ring_id_);
-  device_->stream_wait(stream, device_->compute_stream());
-  all_reduce_many(tensors, op, stream);
-  device_->stream_wait(device_->compute_stream(), stream);
+  ordered_on_ring([&](CudaStream stream) { all_reduce_many(tensors, op, stream); });
 }
 
 void NcclCommunicator::broadcast(Tensor& tensor, int root) {
-  if (on_host(tensor)) {
-    Tensor staged = device_->to_device(tensor);
-    CudaStream stream = device_->comm_stream(ring_id_);
-    device_->stream_wait(stream, device_->compute_stream());
-    broadcast(staged, staged, root, stream);
-    copy_back(staged, tensor, stream, "broadcast");
-    return;
-  }
-  CudaStream stream = device_->comm_stream(ring_id_);
-  device_->stream_wait(stream, device_->compute_stream());
-  broadcast(tensor, tensor, root, stream);
-  device_->stream_wait(device_->compute_stream(), stream);
+  in_place(tensor, "broadcast",
+           [&](Tensor& t, CudaStream stream) { broadcast(t, t, root, stream); });
 }
 
 void NcclCommunicator::all_gather(const Tensor& in, Tensor& out) {
@@ -446,10 +444,7 @@ void NcclCommunicator::all_gather(const Tensor& in, Tensor& out) {
       device_->stream_wait(device_->compute_stream(), stream);
     return;
   }
-  CudaStream stream = device_->comm_stream(ring_id_);
-  device_->stream_wait(stream, device_->compute_stream());
-  all_gather(in, out, stream);
-  device_->stream_wait(device_->compute_stream(), stream);
+  ordered_on_ring([&](CudaStream stream) { all_gather(in, out, stream); });
 }
 
 void NcclCommunicator::barrier() {

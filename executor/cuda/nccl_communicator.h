@@ -111,6 +111,15 @@ class NcclCommunicator final : public Communicator {
   void check_tensor(const Tensor& t, std::string_view what) const;
   bool on_host(const Tensor& t) const;
   void copy_back(const Tensor& staged, Tensor& host, CudaStream stream, std::string_view what);
+  // Runs collective(stream) on the ring's stream behind the compute stream's
+  // queued work, and queues the compute stream behind it.
+  template <typename Collective>
+  void ordered_on_ring(Collective&& collective);
+  // The same for a collective that works in place on `tensor`
+  // (collective(tensor, stream)); a tensor in host memory is staged through
+  // the GPU and copied back once the ring is done.
+  template <typename Collective>
+  void in_place(Tensor& tensor, std::string_view what, Collective&& collective);
   void ensure_usable(std::string_view what) const;
 
   ncclComm* comm_;

@@ -3,7 +3,9 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <functional>
 #include <mutex>
@@ -57,6 +59,21 @@ inline void run_on_threads(int n, const std::function<void(int)>& body) {
     });
   for (auto& t : threads) t.join();
   if (!failure.empty()) throw std::runtime_error(failure);
+}
+
+// Expects one parameter's values `got` within `rtol` of `want`, relative to
+// the parameter's scale (its largest magnitude): elementwise ratios are
+// ill-conditioned for Adam, whose update of a near-zero gradient can flip
+// with the last bit of the reduction order.
+inline void expect_parameter_close(const std::vector<float>& want, const std::vector<float>& got,
+                                   double rtol, const std::string& what) {
+  ASSERT_EQ(want.size(), got.size()) << what;
+  double worst = 0, scale = 1e-6;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    worst = std::max(worst, std::abs(double(got[i]) - want[i]));
+    scale = std::max(scale, std::abs(double(want[i])));
+  }
+  EXPECT_LE(worst / scale, rtol) << what;
 }
 
 }  // namespace ctp::gpu_testing

@@ -61,20 +61,9 @@ void expect_close(const Outcome& want, const Outcome& got, const std::string& wh
     EXPECT_NEAR(got.losses[s], want.losses[s], 1e-4 * std::max(1.0, std::abs(want.losses[s])))
         << who << ", loss of step " << s + 1;
   ASSERT_EQ(want.params.size(), got.params.size()) << who;
-  for (const auto& [name, values] : want.params) {
-    const auto& other = got.params.at(name);
-    ASSERT_EQ(values.size(), other.size()) << who << " " << name;
-    // Relative to the parameter's scale (its largest magnitude): elementwise
-    // ratios are ill-conditioned for Adam, whose update of a near-zero
-    // gradient can flip with the last bit of the reduction order.
-    double worst = 0, scale = 1e-6;
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      worst = std::max(worst, std::abs(double(other[i]) - values[i]));
-      scale = std::max(scale, std::abs(double(values[i])));
-    }
-    worst /= scale;
-    EXPECT_LE(worst, 1e-4) << who << ": parameter " << name;
-  }
+  for (const auto& [name, values] : want.params)
+    gpu_testing::expect_parameter_close(values, got.params.at(name), 1e-4,
+                                        who + ": parameter " + name);
 }
 
 TEST(GpuProgramRunner, OneRankPerGpuMatchesOneCpuWorker) {

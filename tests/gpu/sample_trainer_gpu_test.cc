@@ -64,18 +64,8 @@ void expect_close(const Params& want, const Params& got, double rtol, const std:
   ASSERT_EQ(want.size(), got.size()) << who;
   for (const auto& [name, values] : want) {
     ASSERT_TRUE(got.count(name)) << who << ": no " << name;
-    const std::vector<float>& other = got.at(name);
-    ASSERT_EQ(values.size(), other.size()) << who << " " << name;
-    // Relative to the parameter's scale (its largest magnitude): elementwise
-    // ratios are ill-conditioned for Adam, whose update of a near-zero
-    // gradient can flip with the last bit of the reduction order.
-    double worst = 0, scale = 1e-6;
-    for (std::size_t i = 0; i < values.size(); ++i) {
-      worst = std::max(worst, std::abs(double(other[i]) - values[i]));
-      scale = std::max(scale, std::abs(double(values[i])));
-    }
-    worst /= scale;
-    EXPECT_LE(worst, rtol) << who << ": parameter " << name << " differs from the CPU's";
+    gpu_testing::expect_parameter_close(values, got.at(name), rtol,
+                                        who + ": parameter " + name + " differs from the CPU's");
   }
 }
 
