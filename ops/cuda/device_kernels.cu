@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -120,7 +121,7 @@ __device__ inline Compute<T> contribution(bool times_other, const T* dout, const
 template <typename T>
 __device__ inline Compute<T> column_run(bool times_other, const T* dout, const T* other,
                                         int64_t first, int64_t count, int64_t cols, int64_t col) {
-  constexpr int kAhead = 16;
+  constexpr int kAhead = 32;
   Compute<T> run = 0;
   int64_t r = 0;
   for (; r + kAhead <= count; r += kAhead) {
@@ -176,7 +177,7 @@ __global__ void column_runs_kernel(bool times_other, const T* dout, const T* oth
 template <typename T>
 __global__ void add_runs_kernel(Binary op, bool for_y, const Compute<T>* runs, int64_t run_count,
                                 T* d, int64_t cols, Compute<T> factor) {
-  constexpr int kAhead = 16;
+  constexpr int kAhead = 64;  // a 4096-row column's runs: one round trip
   for (int64_t c = first_index(); c < cols; c += grid_stride()) {
     Compute<T> acc = 0;
     int64_t k = 0;
@@ -189,31 +190,6 @@ __global__ void add_runs_kernel(Binary op, bool for_y, const Compute<T>* runs, i
     }
     for (; k < run_count; ++k) acc = add_rn(acc, runs[k * cols + c]);
     store_sum(op, for_y, acc, factor, d + c);
-  }
-}
-
-// binary_grad with nothing to sum (the gradient has the output's layout):
-// the same arithmetic per element (0 + g, so -0 becomes +0 as on the CPU),
-// with 32-bit indices and kPerThread independent elements per thread.
-template <typename T>
-__global__ void dense_grad_kernel(Binary op, bool for_y, const T* dout, const T* other, T* d,
-                                  uint32_t n, Compute<T> factor) {
-  constexpr int kPerThread = 4;
-  const uint32_t first = blockIdx.x * blockDim.x * kPerThread + threadIdx.x;
-  Compute<T> v[kPerThread];
-#pragma unroll
-  for (int u = 0; u < kPerThread; ++u) {
-    const uint32_t i = first + u * blockDim.x;
-    v[u] = 0;
-    if (i < n) v[u] = op == Binary::Mul ? mul_rn(widen(dout[i]), widen(other[i])) : widen(dout[i]);
-  }
-#pragma unroll
-  for (int u = 0; u < kPerThread; ++u) {
-    const uint32_t i = first + u * blockDim.x;
-    if (i >= n) continue;
-    Compute<T> acc = add_rn(Compute<T>(0), v[u]);
-    if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
-    d[i] = narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
   }
 }
 
@@ -470,10 +446,8 @@ void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int
   const Compute<T> f = static_cast<Compute<T>>(factor);
   int64_t rows = 0, cols = 0;
   if (leading_sum_layout(op, for_y, n_d, index, rows, cols)) {
-    if (rows == 1 && cols <= std::numeric_limits<int32_t>::max()) {
-      const int64_t blocks = (cols + 4 * kThreads - 1) / (4 * kThreads);
-      dense_grad_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, s>>>(
-          op, for_y, dout, other, d, static_cast<uint32_t>(cols), f);
+    if (rows == 1) {
+      packed_dense_grad(op, for_y, dout, other, d, cols, factor, s);
       return;
     }
     if (rows > kSumRun && workspace) {
@@ -481,7 +455,9 @@ void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int
       const int64_t run_count = (rows + kSumRun - 1) / kSumRun;
       column_runs_kernel<T><<<grid_for(run_count * cols), kThreads, 0, s>>>(
           op == Binary::Mul, dout, other, runs, rows, cols);
-      add_runs_kernel<T><<<grid_for(cols), kThreads, 0, s>>>(op, for_y, runs, run_count, d, cols, f);
+      // 64-thread blocks: a few thousand columns still spread over many SMs.
+      add_runs_kernel<T><<<static_cast<unsigned>(std::min<int64_t>((cols + 63) / 64, 65535LL * 16)),
+                           64, 0, s>>>(op, for_y, runs, run_count, d, cols, f);
       return;
     }
     // Narrow blocks when columns are few, so their loads spread over more SMs.

@@ -72,5 +72,12 @@ template <typename T>
 bool packed_periodic_binary(Binary op, const T* x, const T* y, T* out, int64_t n,
                             int64_t x_period, int64_t y_period, Stream s);
 
+// binary_grad where nothing is summed (the gradient has the output's
+// layout): 0 + the contribution (so -0 becomes +0, as on the CPU), times
+// factor, negated for Sub's Y; 16-byte packs where aligned.
+template <typename T>
+void packed_dense_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int64_t n,
+                       double factor, Stream s);
+
 }  // namespace detail
 }  // namespace ctp::cuda::launch

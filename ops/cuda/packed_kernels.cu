@@ -1,5 +1,6 @@
 // The element-wise kernels that stream whole tensors once (relu, relu_grad,
-// cast, sgd, and the forward adds of a bias or a residual). They are bound
+// cast, sgd, the forward adds of a bias or a residual, and the gradients
+// with the output's layout). They are bound
 // by memory, and a thread moving one 2-byte element per load left an H200 at
 // about a quarter of its bandwidth (bench/RESULTS.md, sixth round), so each
 // thread loads and stores packs of 16 bytes (8 FP16/BF16, 4 FP32, 2 FP64
@@ -113,6 +114,20 @@ struct SgdOp {
   __device__ T operator()(T p, T g) const { return p - mul_rn(static_cast<T>(load(lr)), g); }
 };
 
+template <typename T>
+struct DenseGradOp {
+  Binary op;
+  bool for_y;
+  Compute<T> factor;
+  __device__ T finish(Compute<T> v) const {
+    Compute<T> acc = add_rn(Compute<T>(0), v);
+    if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
+    return narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
+  }
+  __device__ T operator()(T g) const { return finish(widen(g)); }
+  __device__ T operator()(T g, T other) const { return finish(mul_rn(widen(g), widen(other))); }
+};
+
 // A pack of N outputs lies within one period of each operand when the
 // periods are multiples of N, so each operand's pack is one aligned load.
 template <int N, typename T>
@@ -154,6 +169,14 @@ bool packed_periodic_binary(Binary op, const T* x, const T* y, T* out, int64_t n
   return true;
 }
 
+template <typename T>
+void packed_dense_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int64_t n,
+                       double factor, Stream s) {
+  const DenseGradOp<T> f{op, for_y, static_cast<Compute<T>>(factor)};
+  if (op == Binary::Mul) map2(f, dout, other, d, n, s);
+  else map1(f, dout, d, n, s);
+}
+
 }  // namespace detail
 
 template <typename From, typename To>
@@ -179,6 +202,8 @@ void sgd(const T* param, const T* grad, Scalar lr, T* param_out, int64_t n, Stre
 #define CTP_INSTANTIATE_PACKED_KERNELS(T)                                                  \
   template bool detail::packed_periodic_binary<T>(Binary, const T*, const T*, T*, int64_t, \
                                                   int64_t, int64_t, Stream);              \
+  template void detail::packed_dense_grad<T>(Binary, bool, const T*, const T*, T*, int64_t, \
+                                             double, Stream);                             \
   template void relu<T>(const T*, T*, int64_t, Stream);                                   \
   template void relu_grad<T>(const T*, const T*, T*, int64_t, Stream);                    \
   template void cast<T, float>(const T*, float*, int64_t, Stream);                        \
