@@ -248,11 +248,15 @@ if want s; then
       ctp_step "multi_thread_$trans" one_process --mode multi_thread --threads "$NGPUS" \
         --trans-mode $trans --batch $batch
     done
-    torch_step no_ddp --no-ddp
+    torch_step no_ddp --no-ddp --profile
     if [ "$NGPUS" -gt 1 ]; then
       torch_step ddp
       torch_step ddp_bf16_hook --ddp-hook bf16
     fi
+    # A second sample of both baselines: PyTorch's step on this model moved
+    # by up to 1.5x between calls (its host side launches ~2,000 kernels).
+    ctp_step no_sync_again launch --mode none --rank 0 --world-size 1 --batch $PER_GPU
+    torch_step no_ddp_again --no-ddp
     echo "== (s) ctp --profile, 1 GPU, 12 steps, no communication"
     timeout 120 $TRAINER --mode none --device gpu "${model[@]}" --steps 12 --log-every 0 \
       --batch $PER_GPU --profile | tail -25
