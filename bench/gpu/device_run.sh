@@ -18,11 +18,13 @@
 #           parameters, 4096 rows per GPU as bs 8 x 512 tokens, bf16 autocast),
 #           ctp in each transpiler mode against the same workers without
 #           communication, PyTorch DDP (and DDP with bf16 buckets) against the
-#           same model without DDP, all at NGPUS GPUs in the same run
+#           same model without DDP, all at NGPUS GPUs in the same run; and
+#           the real ResNet-50 and BERT-large steps in PyTorch with and without
+#           DDP (bench/gpu/torch_real_step.py), the reference points
 # OUT_DIR receives build.log (with the machine), one log per part (gpu_tests,
 # train, bench_a, bench_b, bench_c) and the CSVs. Each benchmark runs in its
 # own processes, ctp and PyTorch one after the other on the same GPUs.
-# (bench_s, ctp_step_sync.csv and torch_step_sync.csv for part s.)
+# (bench_s, ctp_step_sync.csv, torch_step_sync.csv and torch_real_step.csv for part s.)
 #
 #   bench/gpu/device_run.sh OUT_DIR CLI11_PREFIX [NGPUS] [WHAT]
 set -u
@@ -253,6 +255,18 @@ if want s; then
       torch_step ddp
       torch_step ddp_bf16_hook --ddp-hook bf16
     fi
+    # The reference points: real ResNet-50 and BERT-large steps with
+    # DDP and without communication (bench/gpu/torch_real_step.py).
+    for real in resnet50 bert-large; do
+      echo "== (s) torch real $real, $NGPUS GPU(s), no communication"
+      timeout 240 torchrun --standalone --nproc_per_node "$NGPUS" bench/gpu/torch_real_step.py \
+        --model $real --no-ddp --csv "$OUT/torch_real_step.csv" 2>&1 | torch_quiet
+      if [ "$NGPUS" -gt 1 ]; then
+        echo "== (s) torch real $real, $NGPUS GPU(s), DDP"
+        timeout 240 torchrun --standalone --nproc_per_node "$NGPUS" bench/gpu/torch_real_step.py \
+          --model $real --csv "$OUT/torch_real_step.csv" 2>&1 | torch_quiet
+      fi
+    done
     # A second sample of both baselines: PyTorch's step on this model moved
     # by up to 1.5x between calls (its host side launches ~2,000 kernels).
     ctp_step no_sync_again launch --mode none --rank 0 --world-size 1 --batch $PER_GPU
