@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "executor/npy.h"
+#include "executor/rendezvous_socket.h"
 #include "program_ir/atomic_file.h"
 #include "tests/executor_process_util.h"
 #include "tests/kernels_test_util.h"
@@ -246,6 +247,50 @@ TEST(SampleTrainer, LocalSgdKeepsWorkersIdentical) {
     ASSERT_EQ(t.exit_code, 0) << t.output;
     ASSERT_EQ(t.workers.size(), 2u);
     expect_parameters_near(t, t.workers[0], 0.0);
+  }
+}
+
+// mpirun starts the workers itself and names only ranks (Open MPI's
+// variables); the endpoints come from --endpoints. Two processes started as
+// mpirun starts them must train as two started by ctp launch.
+TEST(SampleTrainer, WorkersStartedAsMpirunStartsThemTrainTogether) {
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo";
+  const std::string common = std::string(kSmall) + " --steps 10 --mode grad_allreduce";
+  const Training launched = train(common, 2);
+  ASSERT_EQ(launched.exit_code, 0) << launched.output;
+
+  test::TempDir dir("trainer_mpirun");
+  const std::string endpoints = "127.0.0.1:" + std::to_string(net::pick_free_port()) +
+                                ",127.0.0.1:" + std::to_string(net::pick_free_port());
+  std::string command;
+  for (int rank : {0, 1}) {
+    const std::string r = std::to_string(rank);
+    command += "env -u PADDLE_TRAINER_ID -u PADDLE_TRAINERS_NUM -u PADDLE_TRAINER_ENDPOINTS "
+               "-u RANK -u WORLD_SIZE -u LOCAL_RANK OMPI_COMM_WORLD_RANK=" + r +
+               " OMPI_COMM_WORLD_SIZE=2 OMPI_COMM_WORLD_LOCAL_RANK=" + r +
+               " OMPI_COMM_WORLD_LOCAL_SIZE=2 " + CTP_SAMPLE_TRAINER_PATH + common +
+               " --timeout 30 --endpoints " + endpoints + " --save-params " +
+               (dir / ("rank" + r)) + " > " + (dir / ("rank" + r + ".log")) + " 2>&1 & p" + r +
+               "=$!; ";
+  }
+  command += "wait $p0; a=$?; wait $p1; b=$?; cat " + (dir / "rank0.log") + " " +
+             (dir / "rank1.log") + "; exit $((a + b))";
+  const test::CommandResult r = test::run_command("bash -c '" + command + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("rank 1: parameters identical on all 2 worker(s): yes"),
+            std::string::npos) << r.output;
+  for (int rank : {0, 1}) {
+    SCOPED_TRACE("rank " + std::to_string(rank));
+    // Each process saves its own worker as worker<rank> under its directory.
+    const auto worker_dir = dir.path() / ("rank" + std::to_string(rank)) /
+                            ("worker" + std::to_string(rank));
+    ASSERT_TRUE(std::filesystem::exists(worker_dir)) << r.output;
+    for (const auto& [name, expected] : launched.workers.at(0)) {
+      const Tensor got = read_npy_file((worker_dir / (name + ".npy")).string());
+      ASSERT_EQ(got.numel(), expected.numel()) << name;
+      for (int64_t i = 0; i < got.numel(); ++i)
+        EXPECT_EQ(test::element(got, i), test::element(expected, i)) << name << " " << i;
+    }
   }
 }
 
