@@ -87,6 +87,7 @@ void transpile_programs(const TrainerOptions& o, int threads, MlpPrograms& p) {
                                                : o.endpoints;
   t.collective.current_endpoint = t.collective.endpoints[static_cast<std::size_t>(o.rank)];
   t.single_process_multi_thread.fuse_allreduce = o.fuse_allreduce;
+  t.grad_allreduce.bucket_bytes = o.bucket_bytes;
   t.single_process_multi_thread.gpu_nums = threads;
   t.multi_thread.gpu_num = threads;
   t.multi_thread.trans_mode = parse_multi_thread_trans_mode(o.trans_mode);

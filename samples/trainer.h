@@ -34,6 +34,7 @@ struct TrainerOptions {
   int threads = 0;  // device threads in this process; 0: 2 for the single-process modes, else 1
   std::optional<int> nrings;
   int fuse_allreduce = 1;                    // single_process_multi_thread
+  int64_t bucket_bytes = 0;                  // grad_allreduce: 0 one call per gradient
   std::string trans_mode = "fuse_all_reduce";  // multi_thread
 
   // This process among the job's processes (from the launcher's variables).

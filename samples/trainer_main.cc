@@ -7,6 +7,7 @@
 // It prints a progress bar with the loss per step, and at the end the
 // accuracy and whether every worker holds identical parameters (exit 1 if not).
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 
@@ -92,6 +93,11 @@ int main(int argc, char** argv) {
   app.add_option("--fuse-allreduce", o.fuse_allreduce,
                  "single_process_multi_thread: 0 per gradient, 1 coalesced, 2 xsum")
       ->capture_default_str();
+  std::optional<double> bucket_mb;
+  app.add_option("--bucket-mb", bucket_mb,
+                 "grad_allreduce: all-reduce the gradients in buckets of about this many MiB, "
+                 "each right after its last gradient (ctp's schedule; default: one call per "
+                 "gradient, as the reference)");
   app.add_option("--trans-mode", o.trans_mode,
                  "multi_thread: fuse_all_reduce, all_gather or all_reduce")->capture_default_str();
   app.add_option("--dtype", a.dtype, "fp32 or fp64")->check(CLI::IsMember({"fp32", "fp64"}))
@@ -132,6 +138,10 @@ int main(int argc, char** argv) {
     std::stringstream widths(hidden);
     for (std::string w; std::getline(widths, w, ',');) o.model.hidden.push_back(std::stoll(w));
     o.mode = a.mode;
+    if (bucket_mb) {
+      if (!(*bucket_mb > 0)) throw CLI::ValidationError("--bucket-mb", "must be positive");
+      o.bucket_bytes = std::max<int64_t>(1, static_cast<int64_t>(*bucket_mb * 1024.0 * 1024.0));
+    }
     apply_identity(a, o);
     const ctp::samples::TrainerReport report = ctp::samples::run_trainer(o, std::cout);
     if (!report.identical()) {

@@ -178,6 +178,36 @@ TEST(SampleTrainer, GradAllReduceWorkersMatchOneWorkerOnTheWholeBatch) {
   }
 }
 
+// ctp's bucketed schedule (--bucket-mb; 0.0002 MiB, 209 bytes, makes two buckets of the
+// small model's four gradients) all-reduces the same sums as one call per
+// gradient, so workers end where one worker on the whole batch does; in bf16
+// the buckets hold the 16-bit gradients and agree with per-gradient calls.
+TEST(SampleTrainer, BucketedGradAllReduceMatchesOneWorkerOnTheWholeBatch) {
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo";
+  for (const char* optimizer : {"sgd", "adam"}) {
+    SCOPED_TRACE(optimizer);
+    const std::string common = std::string(kSmall) + " --steps 20 --optimizer " + optimizer;
+    const Training one = train("--mode none" + common);
+    ASSERT_EQ(one.exit_code, 0) << one.output;
+    const Training t = train("--mode grad_allreduce --bucket-mb 0.0002" + common, 2);
+    ASSERT_EQ(t.exit_code, 0) << t.output;
+    EXPECT_NE(t.output.find("fused gradient buffers laid out 2 time(s)"), std::string::npos)
+        << t.output;
+    EXPECT_EQ(t.workers.size(), 2u);
+    expect_parameters_near(t, one.workers[0], 1e-5);
+  }
+  const std::string bf16 = std::string(kSmall) + " --steps 20 --amp bf16 --mode grad_allreduce";
+  const Training per_grad = train(bf16, 2);
+  const Training buckets = train(bf16 + " --bucket-mb 0.0002", 2);
+  ASSERT_EQ(per_grad.exit_code, 0) << per_grad.output;
+  ASSERT_EQ(buckets.exit_code, 0) << buckets.output;
+  expect_parameters_near(buckets, per_grad.workers[0], 1e-6);
+  const Training wrong_mode = train("--mode local_sgd --bucket-mb 1" + std::string(kSmall), 2);
+  EXPECT_NE(wrong_mode.exit_code, 0);
+  EXPECT_NE(wrong_mode.output.find("a grad_allreduce schedule"), std::string::npos)
+      << wrong_mode.output;
+}
+
 TEST(SampleTrainer, MixedPrecisionWorkersAgreeAndLearn) {
   // 16-bit gradients summed over two workers round differently from one
   // worker's on the whole batch, so agreement is within 16-bit tolerance;

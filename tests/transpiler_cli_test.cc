@@ -131,6 +131,8 @@ TEST_F(TranspilerCli, UsageErrorsExitTwo) {
   EXPECT_EQ(run("--mode grad_allreduce --all-ranks --rank 1" + eps), 2);
   EXPECT_EQ(run("--mode grad_allreduce --rank 7" + eps), 2);  // no endpoints[7]
   EXPECT_EQ(run("--mode grad_allreduce --rank 0 --emit yaml" + eps), 2);
+  EXPECT_EQ(run("--mode local_sgd --rank 0 --bucket-mb 25" + eps), 2);
+  EXPECT_EQ(run("--mode grad_allreduce --rank 0 --bucket-mb 0" + eps), 2);
   EXPECT_FALSE(fs::exists(out_));
 }
 

@@ -38,6 +38,7 @@ struct TranspileArgs {
   bool wait_port = false;
   std::optional<int> fuse_allreduce;
   std::optional<int> loss_scale;
+  std::optional<double> bucket_mb;
   std::vector<std::string> selected_gpus;
   std::string startup;
   std::string main;
@@ -85,6 +86,10 @@ TranspileOptions build_options(const TranspileArgs& a, TranspileMode mode) {
   if ((a.fuse_allreduce || a.loss_scale) && !spmt)
     throw UsageError("--fuse-allreduce and --loss-scale apply to --mode "
                      "single_process_multi_thread only");
+  if (a.bucket_mb && mode != TranspileMode::kGradAllReduce)
+    throw UsageError("--bucket-mb applies to --mode grad_allreduce only");
+  if (a.bucket_mb && !(*a.bucket_mb > 0))
+    throw UsageError("--bucket-mb must be positive");
   if (!a.selected_gpus.empty() && !spmt && !multi_thread)
     throw UsageError("--selected-gpus applies to single_process_multi_thread and multi_thread");
   if (spmt && a.nrings && *a.nrings != 1)
@@ -108,6 +113,9 @@ TranspileOptions build_options(const TranspileArgs& a, TranspileMode mode) {
                      std::to_string(c.endpoints.size()) + " given); pass --current-endpoint");
   }  // a negative rank is reported by the transpiler, as the reference does
 
+  if (a.bucket_mb)
+    o.grad_allreduce.bucket_bytes =
+        std::max<int64_t>(1, static_cast<int64_t>(*a.bucket_mb * 1024.0 * 1024.0));
   if (a.trans_mode) o.multi_thread.trans_mode = parse_multi_thread_trans_mode(*a.trans_mode);
   auto& s = o.single_process_multi_thread;
   if (spmt) {
@@ -244,6 +252,10 @@ const CommandRegistrar kRegistrar([](CLI::App& app) {
                   "single_process_multi_thread: 0 leaves the loss gradient unscaled, 1 scales "
                   "it (default) [PADDLE_LOSS_SCALE]")
       ->check(CLI::IsMember({0, 1}));
+  cmd->add_option("--bucket-mb", args->bucket_mb,
+                  "grad_allreduce only, ctp's schedule (not the reference's): coalesce the "
+                  "gradients into buckets of about this many MiB in the order the backward "
+                  "makes them, one c_allreduce_sum per bucket right after its last gradient");
   cmd->add_option("--selected-gpus", args->selected_gpus,
                   "GPU ids per process, comma-separated; only their count is used "
                   "[FLAGS_selected_gpus]")

@@ -43,6 +43,13 @@ void check_transpile_options(TranspileMode mode, const TranspileOptions& options
       options.single_process_multi_thread.gpu_nums < 1)
     throw Error(prefix + "gpu_nums must be >= 1, got " +
                 std::to_string(options.single_process_multi_thread.gpu_nums));
+  if (options.grad_allreduce.bucket_bytes < 0)
+    throw Error(prefix + "bucket_bytes must be >= 0, got " +
+                std::to_string(options.grad_allreduce.bucket_bytes));
+  if (options.grad_allreduce.bucket_bytes > 0 && mode != TranspileMode::kGradAllReduce)
+    throw Error(prefix + "gradient buckets (bucket_bytes " +
+                std::to_string(options.grad_allreduce.bucket_bytes) +
+                ") are a grad_allreduce schedule; this mode has its own fusion");
   if (mode == TranspileMode::kMultiThread && options.multi_thread.gpu_num < 1)
     throw Error(prefix + "gpu_num must be >= 1, got " +
                 std::to_string(options.multi_thread.gpu_num));

@@ -1,8 +1,10 @@
 #include "transpilers/collective_steps.h"
 
 #include <optional>
+#include <vector>
 
 #include "program_ir/error.h"
+#include "program_ir/types.h"
 #include "transpilers/collective_rules.h"
 #include "transpilers/rewrite_support.h"
 
@@ -117,6 +119,91 @@ void insert_grad_allreduce(Block& block, int nrings, std::string_view pass) {
                     make_in_place_op("c_sync_comm_stream", *last_grad,
                                      {{"ring_id", Attribute(r)},
                                       {kOpRoleAttr, Attribute(op_role::kBackward)}}));
+}
+
+namespace {
+
+// Bytes of a gradient, from its declared shape; a bucket needs them at
+// transpile time.
+int64_t static_grad_bytes(const OpSite& site, const Var& grad) {
+  int64_t count = 1;
+  for (int64_t d : grad.shape) {
+    if (d < 0) {
+      std::string shape;
+      for (int64_t e : grad.shape) shape += (shape.empty() ? "" : ", ") + std::to_string(e);
+      site.fail("gradient buckets need static shapes, but grad '" + grad.name +
+                "' has shape [" + shape + "]");
+    }
+    count *= d;
+  }
+  return count * static_cast<int64_t>(element_size(grad.dtype));
+}
+
+struct Bucket {
+  std::vector<std::string> grads;
+  DataType dtype = DataType::FP32;
+  int64_t bytes = 0;
+  Block::OpHandle last_producer;
+};
+
+}  // namespace
+
+void insert_bucketed_grad_allreduce(Block& block, int nrings, int64_t bucket_bytes,
+                                    NameGenerator& names, std::string_view pass) {
+  const Attribute backward(op_role::kBackward);
+  int ring_id = -1;
+  std::optional<std::string> last_fused;
+  Bucket open;
+  const auto close = [&] {
+    if (open.grads.empty()) return;
+    const Var& fused = create_var(block,
+                                  VarRequest{.name = names.generate("grad_bucket"),
+                                             .dtype = open.dtype,
+                                             .persistable = false,
+                                             .stop_gradient = true},
+                                  pass);
+    ring_id = (ring_id + 1) % nrings;
+    Block::OpHandle at = block.insert_op_after(
+        open.last_producer,
+        make_op("coalesce_tensor", {{"Input", open.grads}},
+                {{"Output", open.grads}, {"FusedOutput", {fused.name}}},
+                {{"copy_data", Attribute(true)},
+                 {"use_align", Attribute(true)},
+                 {"dtype", Attribute(static_cast<int32_t>(open.dtype))},
+                 {kOpRoleAttr, backward}}));
+    at = block.insert_op_after(
+        at, make_in_place_op("c_sync_calc_stream", fused.name, {{kOpRoleAttr, backward}}));
+    block.insert_op_after(at, make_in_place_op("c_allreduce_sum", fused.name,
+                                               {{"ring_id", Attribute(ring_id)},
+                                                {kOpRoleAttr, backward}}));
+    last_fused = fused.name;
+    open = Bucket{};
+  };
+  std::size_t index = 0;
+  for (auto it = block.ops().begin(); it != block.ops().end(); ++it, ++index) {
+    const OpSite site{pass, block, index, *it};
+    if (!is_backward_at(site) || !it->has_attr(kOpRoleVarAttr)) continue;
+    for (const ParamGrad& pair : param_grad_pairs_at(site)) {
+      const Var& param = require_var(site, pair.param, "op_role_var param");
+      const Var& grad = require_var(site, pair.grad, "op_role_var grad");
+      if (param.is_distributed) continue;
+      const int64_t bytes = static_grad_bytes(site, grad);
+      if (!open.grads.empty() && grad.dtype != open.dtype) close();
+      open.grads.push_back(grad.name);
+      open.dtype = grad.dtype;
+      open.bytes += bytes;
+      open.last_producer = it;
+    }
+    if (open.bytes >= bucket_bytes) close();
+  }
+  close();
+  if (!last_fused) return;
+  Block::OpHandle optimizer = find_first_optimizer_op(block, pass);
+  if (optimizer == block.ops().end()) return;
+  for (int r = 0; r < nrings; ++r)
+    block.insert_op(optimizer, make_in_place_op("c_sync_comm_stream", *last_fused,
+                                                {{"ring_id", Attribute(r)},
+                                                 {kOpRoleAttr, backward}}));
 }
 
 }  // namespace ctp

@@ -3,6 +3,7 @@
 // walk the block's op list once, inserting at stable handles where the
 // reference re-enumerates the ops and inserts by index.
 #pragma once
+#include <cstdint>
 #include <string_view>
 
 #include "program_ir/block.h"
@@ -36,5 +37,15 @@ void insert_loss_grad_scale(Block& block, float scale, std::string_view pass);
 // reverse walk); then one c_sync_comm_stream per ring before the first
 // optimizer op, naming the last grad the walk saw.
 void insert_grad_allreduce(Block& block, int nrings, std::string_view pass);
+
+// GradAllReduceOptions::bucket_bytes > 0: walking the backward ops in
+// order, each non-distributed grad joins the open bucket (a new one when its
+// dtype differs); a bucket that reaches `bucket_bytes` is closed after the
+// op that made its last grad with coalesce_tensor (copy_data, aligned) into
+// a new var "grad_bucket_<k>", c_sync_calc_stream and c_allreduce_sum of it
+// (rings alternating); then one c_sync_comm_stream per ring before the first
+// optimizer op. Throws, naming the grad, when a grad's shape is not static.
+void insert_bucketed_grad_allreduce(Block& block, int nrings, int64_t bucket_bytes,
+                                    NameGenerator& names, std::string_view pass);
 
 }  // namespace ctp

@@ -26,7 +26,12 @@ void GradAllReduceMainPass::run(Program& main) {
   Block& block = main.global_block();
   const double nranks = effective_nranks(mode, options_.collective);
   insert_loss_grad_scale(block, static_cast<float>(1.0 / nranks), name());
-  insert_grad_allreduce(block, resolved_nrings(mode, options_.collective), name());
+  const int nrings = resolved_nrings(mode, options_.collective);
+  if (options_.grad_allreduce.bucket_bytes > 0)
+    insert_bucketed_grad_allreduce(block, nrings, options_.grad_allreduce.bucket_bytes, names_,
+                                   name());
+  else
+    insert_grad_allreduce(block, nrings, name());
 }
 
 }  // namespace ctp

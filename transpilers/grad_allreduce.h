@@ -20,15 +20,23 @@ class GradAllReduceStartupPass : public ProgramPass {
   NameGenerator& names_;
 };
 
-// Loss-gradient scale, then allreduce of every non-distributed gradient.
+// Loss-gradient scale, then allreduce of every non-distributed gradient
+// (one call per gradient, or per bucket: GradAllReduceOptions).
 class GradAllReduceMainPass : public ProgramPass {
  public:
-  explicit GradAllReduceMainPass(TranspileOptions options) : options_(std::move(options)) {}
+  // Bucket vars are named by `names` (shared with the startup pass), or by a
+  // generator of the pass's own.
+  explicit GradAllReduceMainPass(TranspileOptions options)
+      : options_(std::move(options)), names_(own_names_) {}
+  GradAllReduceMainPass(TranspileOptions options, NameGenerator& names)
+      : options_(std::move(options)), names_(names) {}
   std::string_view name() const override { return "grad_allreduce main"; }
   void run(Program& main) override;
 
  private:
   TranspileOptions options_;
+  NameGenerator own_names_;
+  NameGenerator& names_;
 };
 
 // Collective._transpile_startup_program, shared with LocalSGD.

@@ -3,6 +3,7 @@
 // maps Paddle's PADDLE_FUSE_ALLREDUCE, PADDLE_LOSS_SCALE and FLAGS_selected_gpus
 // onto these fields. Defaults are the reference's defaults (collective.py).
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,8 +48,21 @@ struct MultiThreadOptions {
   int gpu_num = 9;  // number of FLAGS_selected_gpus (reference default "0,...,8": nine)
 };
 
+// ctp's own schedule for GradAllReduce, past the reference: with
+// bucket_bytes > 0 the gradients, in the order the backward pass makes them,
+// are coalesced into buckets of one dtype of about bucket_bytes each
+// (coalesce_tensor: views into one buffer, so nothing is copied after the
+// first step), and each bucket's one c_allreduce_sum goes right after the op
+// that makes its last gradient. The all-reduces then overlap the rest of the
+// backward pass as the reference's per-gradient ones do, in fewer and larger
+// calls (DDP's buckets, without its copies). 0: the reference's schedule.
+struct GradAllReduceOptions {
+  int64_t bucket_bytes = 0;
+};
+
 struct TranspileOptions {
   CollectiveOptions collective;
+  GradAllReduceOptions grad_allreduce;
   SingleProcessMultiThreadOptions single_process_multi_thread;
   MultiThreadOptions multi_thread;
 };

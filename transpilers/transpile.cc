@@ -28,7 +28,7 @@ std::unique_ptr<ProgramPass> make_main_pass(TranspileMode mode, const TranspileO
                                             NameGenerator& names) {
   switch (mode) {
     case TranspileMode::kGradAllReduce:
-      return std::make_unique<GradAllReduceMainPass>(options);
+      return std::make_unique<GradAllReduceMainPass>(options, names);
     case TranspileMode::kLocalSgd:
       return std::make_unique<LocalSgdMainPass>(options);
     case TranspileMode::kSingleProcessMultiThread:

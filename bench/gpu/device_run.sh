@@ -240,6 +240,8 @@ if want s; then
     ctp_step no_sync launch --mode none --rank 0 --world-size 1 --batch $PER_GPU
     if [ "$NGPUS" -gt 1 ]; then
       ctp_step grad_allreduce launch --mode grad_allreduce --batch $batch
+      ctp_step grad_allreduce_bucket25 launch --mode grad_allreduce --bucket-mb 25 --batch $batch
+      ctp_step grad_allreduce_bucket4 launch --mode grad_allreduce --bucket-mb 4 --batch $batch
       ctp_step local_sgd launch --mode local_sgd --batch $batch
     fi
     for fuse in 0 2; do
