@@ -25,6 +25,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   using namespace ctp;
   fuzz::TranspileInput in;
   if (!fuzz::cut_transpile_input(fuzz::as_view(data, size), in)) return 0;
+  constexpr TranspileMode kMode = TranspileMode::CTP_FUZZ_MODE;
+  if constexpr (kMode != TranspileMode::kGradAllReduce) in.options.grad_allreduce.bucket_bytes = 0;
   Program startup, main;
   try {
     startup = load_or_empty(in.startup, "fuzz-startup");
@@ -35,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   const bool was_clean =
       !has_errors(verify_program(startup)) && !has_errors(verify_program(main));
   try {
-    transpile(TranspileMode::CTP_FUZZ_MODE, in.options, startup, main);
+    transpile(kMode, in.options, startup, main);
   } catch (const Error&) {
     return 0;
   }

@@ -129,6 +129,17 @@ TEST(TranspilerGradBuckets, DistributedParamsStayOutOfBuckets) {
   EXPECT_EQ(buckets, 1);
 }
 
+TEST(TranspilerGradBuckets, BucketNamesSkipVarsTheProgramHas) {
+  ProgramBuilder pb;
+  pb.param("a", {4});
+  pb.tmp("a@GRAD", {4});
+  pb.tmp("grad_bucket_0", {4});
+  pb.op("some_grad").out("Out", "a@GRAD").role(op_role::kBackward).role_var({"a", "a@GRAD"});
+  Program main = pb.build();
+  GradAllReduceMainPass(bucketed(1024, 1)).run(main);
+  EXPECT_EQ(brief_ops(main.global_block())[1], coalesce({"a@GRAD"}, "grad_bucket_1"));
+}
+
 TEST(TranspilerGradBuckets, ErrorsNameTheGradOrTheOption) {
   ProgramBuilder pb;
   pb.param("a", {4});

@@ -156,8 +156,11 @@ void insert_bucketed_grad_allreduce(Block& block, int nrings, int64_t bucket_byt
   Bucket open;
   const auto close = [&] {
     if (open.grads.empty()) return;
+    // A name the block does not use yet (a program may be transpiled again).
+    std::string name = names.generate("grad_bucket");
+    while (block.has_var(name)) name = names.generate("grad_bucket");
     const Var& fused = create_var(block,
-                                  VarRequest{.name = names.generate("grad_bucket"),
+                                  VarRequest{.name = name,
                                              .dtype = open.dtype,
                                              .persistable = false,
                                              .stop_gradient = true},
