@@ -276,6 +276,8 @@ if want s; then
     echo "== (s) ctp --profile, 1 GPU, 12 steps, no communication"
     timeout 120 $TRAINER --mode none --device gpu "${model[@]}" --steps 12 --log-every 0 \
       --batch $PER_GPU --profile | tail -25
+    echo "== (s) summary: each side's sync overhead, and (b)'s target"
+    python3 bench/gpu/step_sync_summary.py "$OUT"
   } > "$OUT/bench_s.log" 2>&1
   echo "bench s done ($(date -u +%T))"; cat "$OUT/bench_s.log"
 fi
