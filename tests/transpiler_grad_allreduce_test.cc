@@ -10,23 +10,15 @@ namespace ctp {
 namespace {
 
 using testing::brief;
+using testing::brief_allreduce;
+using testing::brief_sync_calc;
+using testing::brief_sync_comm;
 using testing::brief_ops;
 using testing::build_main;
 using testing::build_startup;
 using testing::ModelSpec;
 using testing::options_for;
 
-std::string sync_calc(const std::string& v) {
-  return "c_sync_calc_stream X=[" + v + "] -> Out=[" + v + "] {op_role=1}";
-}
-std::string allreduce(const std::string& v, int ring) {
-  return "c_allreduce_sum X=[" + v + "] -> Out=[" + v + "] {op_role=1, ring_id=" +
-         std::to_string(ring) + "}";
-}
-std::string sync_comm(const std::string& v, int ring, int role = 1) {
-  return "c_sync_comm_stream X=[" + v + "] -> Out=[" + v + "] {op_role=" + std::to_string(role) +
-         ", ring_id=" + std::to_string(ring) + "}";
-}
 
 TEST(TranspilerGradAllReduce, MainProgramMatchesReferenceOrder) {
   Program startup = build_startup(ModelSpec{});
@@ -37,20 +29,20 @@ TEST(TranspilerGradAllReduce, MainProgramMatchesReferenceOrder) {
   expected.push_back("scale X=[loss@GRAD] -> Out=[loss@GRAD] {op_role=1, scale=0.5f}");
   expected.push_back(before[6]);  // mean_grad
   expected.push_back(before[7]);  // elementwise_add_grad of fc_1.b_0
-  expected.push_back(sync_calc("fc_1.b_0@GRAD"));
-  expected.push_back(allreduce("fc_1.b_0@GRAD", 1));
+  expected.push_back(brief_sync_calc("fc_1.b_0@GRAD"));
+  expected.push_back(brief_allreduce("fc_1.b_0@GRAD", 1));
   expected.push_back(before[8]);  // mul_grad of fc_1.w_0
-  expected.push_back(sync_calc("fc_1.w_0@GRAD"));
-  expected.push_back(allreduce("fc_1.w_0@GRAD", 0));
+  expected.push_back(brief_sync_calc("fc_1.w_0@GRAD"));
+  expected.push_back(brief_allreduce("fc_1.w_0@GRAD", 0));
   expected.push_back(before[9]);
-  expected.push_back(sync_calc("fc_0.b_0@GRAD"));
-  expected.push_back(allreduce("fc_0.b_0@GRAD", 1));
+  expected.push_back(brief_sync_calc("fc_0.b_0@GRAD"));
+  expected.push_back(brief_allreduce("fc_0.b_0@GRAD", 1));
   expected.push_back(before[10]);
-  expected.push_back(sync_calc("fc_0.w_0@GRAD"));
-  expected.push_back(allreduce("fc_0.w_0@GRAD", 0));
+  expected.push_back(brief_sync_calc("fc_0.w_0@GRAD"));
+  expected.push_back(brief_allreduce("fc_0.w_0@GRAD", 0));
   // The last grad the reverse walk saw, i.e. the first backward op's.
-  expected.push_back(sync_comm("fc_1.b_0@GRAD", 0));
-  expected.push_back(sync_comm("fc_1.b_0@GRAD", 1));
+  expected.push_back(brief_sync_comm("fc_1.b_0@GRAD", 0));
+  expected.push_back(brief_sync_comm("fc_1.b_0@GRAD", 1));
   expected.insert(expected.end(), before.begin() + 11, before.end());
   EXPECT_EQ(brief_ops(main.global_block()), expected);
 }
@@ -68,10 +60,10 @@ TEST(TranspilerGradAllReduce, GradsOfOneOpComeOutInReversePairOrder) {
   GradAllReduceMainPass(o).run(main);
   const auto ops = brief_ops(main.global_block());
   ASSERT_EQ(ops.size(), 5u);
-  EXPECT_EQ(ops[1], sync_calc("a@GRAD"));
-  EXPECT_EQ(ops[2], allreduce("c@GRAD", 2));
-  EXPECT_EQ(ops[3], allreduce("b@GRAD", 1));
-  EXPECT_EQ(ops[4], allreduce("a@GRAD", 0));
+  EXPECT_EQ(ops[1], brief_sync_calc("a@GRAD"));
+  EXPECT_EQ(ops[2], brief_allreduce("c@GRAD", 2));
+  EXPECT_EQ(ops[3], brief_allreduce("b@GRAD", 1));
+  EXPECT_EQ(ops[4], brief_allreduce("a@GRAD", 0));
 }
 
 TEST(TranspilerGradAllReduce, DistributedParamIsSkippedButMayBeTheLastGradNamed) {
@@ -82,7 +74,7 @@ TEST(TranspilerGradAllReduce, DistributedParamIsSkippedButMayBeTheLastGradNamed)
   const auto ops = brief_ops(main.global_block());
   for (const auto& line : ops) EXPECT_EQ(line.find("c_allreduce_sum X=[fc_1.b_0@GRAD]"), std::string::npos);
   // fc_1.b_0's pair is the last the reverse walk reads, so the comm sync names it.
-  EXPECT_NE(std::find(ops.begin(), ops.end(), sync_comm("fc_1.b_0@GRAD", 0)), ops.end());
+  EXPECT_NE(std::find(ops.begin(), ops.end(), brief_sync_comm("fc_1.b_0@GRAD", 0)), ops.end());
 }
 
 TEST(TranspilerGradAllReduce, NoOptimizerOpMeansNoCommSync) {
@@ -126,8 +118,8 @@ TEST(TranspilerGradAllReduce, StartupInitialisesEachRingThenBroadcasts) {
                        "] {op_role=0, ring_id=" + std::to_string(ring) + ", root=0}");
     ring = 1 - ring;
   }
-  expected.push_back(sync_comm("fc_1.b_0", 0, 0));
-  expected.push_back(sync_comm("fc_1.b_0", 1, 0));
+  expected.push_back(brief_sync_comm("fc_1.b_0", 0, 0));
+  expected.push_back(brief_sync_comm("fc_1.b_0", 1, 0));
   EXPECT_EQ(brief_ops(startup.global_block()), expected);
   const Var& id = startup.global_block().var("nccl_id_1");
   EXPECT_EQ(id.type, VarKind::RAW);

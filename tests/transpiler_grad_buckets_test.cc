@@ -13,6 +13,9 @@ namespace ctp {
 namespace {
 
 using testing::brief;
+using testing::brief_allreduce;
+using testing::brief_sync_calc;
+using testing::brief_sync_comm;
 using testing::brief_ops;
 using testing::build_main;
 using testing::build_startup;
@@ -32,17 +35,6 @@ std::string coalesce(const std::vector<std::string>& grads, const std::string& f
   return "coalesce_tensor Input=[" + list + "] -> Output=[" + list + "], FusedOutput=[" + fused +
          "] {copy_data=true, dtype=" + std::to_string(dtype) + ", op_role=1, use_align=true}";
 }
-std::string sync_calc(const std::string& v) {
-  return "c_sync_calc_stream X=[" + v + "] -> Out=[" + v + "] {op_role=1}";
-}
-std::string allreduce(const std::string& v, int ring) {
-  return "c_allreduce_sum X=[" + v + "] -> Out=[" + v + "] {op_role=1, ring_id=" +
-         std::to_string(ring) + "}";
-}
-std::string sync_comm(const std::string& v, int ring) {
-  return "c_sync_comm_stream X=[" + v + "] -> Out=[" + v + "] {op_role=1, ring_id=" +
-         std::to_string(ring) + "}";
-}
 
 // The test model's backward makes fc_1.b_0@GRAD (64 bytes), fc_1.w_0@GRAD
 // (1024), fc_0.b_0@GRAD (64), fc_0.w_0@GRAD (1024), one op each, ops 7-10.
@@ -55,14 +47,14 @@ TEST(TranspilerGradBuckets, ABucketClosesAfterTheOpThatFillsIt) {
   expected.push_back("scale X=[loss@GRAD] -> Out=[loss@GRAD] {op_role=1, scale=0.5f}");
   expected.insert(expected.end(), before.begin() + 6, before.begin() + 9);
   expected.push_back(coalesce({"fc_1.b_0@GRAD", "fc_1.w_0@GRAD"}, "grad_bucket_0"));
-  expected.push_back(sync_calc("grad_bucket_0"));
-  expected.push_back(allreduce("grad_bucket_0", 0));
+  expected.push_back(brief_sync_calc("grad_bucket_0"));
+  expected.push_back(brief_allreduce("grad_bucket_0", 0));
   expected.insert(expected.end(), before.begin() + 9, before.begin() + 11);
   expected.push_back(coalesce({"fc_0.b_0@GRAD", "fc_0.w_0@GRAD"}, "grad_bucket_1"));
-  expected.push_back(sync_calc("grad_bucket_1"));
-  expected.push_back(allreduce("grad_bucket_1", 1));
-  expected.push_back(sync_comm("grad_bucket_1", 0));
-  expected.push_back(sync_comm("grad_bucket_1", 1));
+  expected.push_back(brief_sync_calc("grad_bucket_1"));
+  expected.push_back(brief_allreduce("grad_bucket_1", 1));
+  expected.push_back(brief_sync_comm("grad_bucket_1", 0));
+  expected.push_back(brief_sync_comm("grad_bucket_1", 1));
   expected.insert(expected.end(), before.begin() + 11, before.end());
   EXPECT_EQ(brief_ops(main.global_block()), expected);
   EXPECT_TRUE(main.global_block().has_var("grad_bucket_0"));
@@ -111,7 +103,7 @@ TEST(TranspilerGradBuckets, ADtypeChangeStartsANewBucket) {
   EXPECT_EQ(ops[1], coalesce({"a@GRAD"}, "grad_bucket_0"));  // closed when b's BF16 grad came
   EXPECT_EQ(ops[6], coalesce({"b@GRAD", "c@GRAD"}, "grad_bucket_1", 22));
   EXPECT_EQ(main.global_block().var("grad_bucket_1").dtype, DataType::BF16);
-  EXPECT_EQ(ops[9], sync_comm("grad_bucket_1", 0));
+  EXPECT_EQ(ops[9], brief_sync_comm("grad_bucket_1", 0));
 }
 
 TEST(TranspilerGradBuckets, DistributedParamsStayOutOfBuckets) {

@@ -66,6 +66,19 @@ inline std::string brief(const Op& op) {
   return s + "}";
 }
 
+// brief() of the ops the collective rewrites insert in place on `v`.
+inline std::string brief_sync_calc(const std::string& v) {
+  return "c_sync_calc_stream X=[" + v + "] -> Out=[" + v + "] {op_role=1}";
+}
+inline std::string brief_allreduce(const std::string& v, int ring) {
+  return "c_allreduce_sum X=[" + v + "] -> Out=[" + v + "] {op_role=1, ring_id=" +
+         std::to_string(ring) + "}";
+}
+inline std::string brief_sync_comm(const std::string& v, int ring, int role = 1) {
+  return "c_sync_comm_stream X=[" + v + "] -> Out=[" + v + "] {op_role=" + std::to_string(role) +
+         ", ring_id=" + std::to_string(ring) + "}";
+}
+
 inline std::vector<std::string> brief_ops(const Block& block) {
   std::vector<std::string> lines;
   for (const Op& op : block.ops()) lines.push_back(brief(op));

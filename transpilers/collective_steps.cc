@@ -111,12 +111,16 @@ void insert_grad_allreduce(Block& block, int nrings, std::string_view pass) {
                                               {kOpRoleAttr, Attribute(op_role::kBackward)}}));
     }
   }
-  if (!last_grad) return;
+  if (last_grad) insert_comm_syncs_before_optimizer(block, nrings, *last_grad, pass);
+}
+
+void insert_comm_syncs_before_optimizer(Block& block, int nrings, const std::string& var,
+                                        std::string_view pass) {
   Block::OpHandle optimizer = find_first_optimizer_op(block, pass);
   if (optimizer == block.ops().end()) return;
   for (int r = 0; r < nrings; ++r)
     block.insert_op(optimizer,
-                    make_in_place_op("c_sync_comm_stream", *last_grad,
+                    make_in_place_op("c_sync_comm_stream", var,
                                      {{"ring_id", Attribute(r)},
                                       {kOpRoleAttr, Attribute(op_role::kBackward)}}));
 }
@@ -200,13 +204,7 @@ void insert_bucketed_grad_allreduce(Block& block, int nrings, int64_t bucket_byt
     if (open.bytes >= bucket_bytes) close();
   }
   close();
-  if (!last_fused) return;
-  Block::OpHandle optimizer = find_first_optimizer_op(block, pass);
-  if (optimizer == block.ops().end()) return;
-  for (int r = 0; r < nrings; ++r)
-    block.insert_op(optimizer, make_in_place_op("c_sync_comm_stream", *last_fused,
-                                                {{"ring_id", Attribute(r)},
-                                                 {kOpRoleAttr, backward}}));
+  if (last_fused) insert_comm_syncs_before_optimizer(block, nrings, *last_fused, pass);
 }
 
 }  // namespace ctp

@@ -4,6 +4,7 @@
 // reference re-enumerates the ops and inserts by index.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "program_ir/block.h"
@@ -37,6 +38,12 @@ void insert_loss_grad_scale(Block& block, float scale, std::string_view pass);
 // reverse walk); then one c_sync_comm_stream per ring before the first
 // optimizer op, naming the last grad the walk saw.
 void insert_grad_allreduce(Block& block, int nrings, std::string_view pass);
+
+// One c_sync_comm_stream {ring_id} per ring, naming `var`, before the
+// block's first optimizer op (nothing when it has none): the optimizer then
+// reads what every ring's collectives wrote.
+void insert_comm_syncs_before_optimizer(Block& block, int nrings, const std::string& var,
+                                        std::string_view pass);
 
 // GradAllReduceOptions::bucket_bytes > 0: walking the backward ops in
 // order, each non-distributed grad joins the open bucket (a new one when its

@@ -57,13 +57,7 @@ void insert_grad_allgather(Block& block, int nrings, int allgather_ranks,
                                      {kOpRoleAttr, backward}}));
     }
   }
-  if (!last_grad) return;
-  Block::OpHandle optimizer = find_first_optimizer_op(block, pass);
-  if (optimizer == block.ops().end()) return;
-  for (int r = 0; r < nrings; ++r)
-    block.insert_op(optimizer, make_in_place_op("c_sync_comm_stream", *last_grad,
-                                                {{"ring_id", Attribute(r)},
-                                                 {kOpRoleAttr, backward}}));
+  if (last_grad) insert_comm_syncs_before_optimizer(block, nrings, *last_grad, pass);
 }
 
 // MultiThread._update_adam_ops: each adam/lamb optimizer op becomes a split of
