@@ -42,21 +42,6 @@ __global__ void binary_kernel(Binary op, const T* x, const T* y, T* out, Broadca
   }
 }
 
-// binary_kernel where each operand repeats with a period of its own over the
-// flat output (x_period == n: the operand has the output's layout; a bias
-// over the last dims: its element count). 32-bit indices: no division by the
-// shape per dimension, and a cheap modulo.
-template <typename T>
-__global__ void periodic_binary_kernel(Binary op, const T* x, const T* y, T* out, uint32_t n,
-                                       uint32_t x_period, uint32_t y_period) {
-  const uint32_t stride = gridDim.x * blockDim.x;
-  for (uint32_t o = blockIdx.x * blockDim.x + threadIdx.x; o < n; o += stride) {
-    const uint32_t xo = x_period == n ? o : o % x_period;
-    const uint32_t yo = y_period == n ? o : o % y_period;
-    out[o] = narrow<T>(apply(op, widen(x[xo]), widen(y[yo])));
-  }
-}
-
 template <typename T>
 __global__ void binary_grad_kernel(Binary op, bool for_y, const T* dout, const T* other, T* d,
                                    int64_t n_d, BroadcastIndex index, Compute<T> factor) {
@@ -101,8 +86,7 @@ __global__ void binary_grad_kernel(Binary op, bool for_y, const T* dout, const T
         run = 0;
       }
     }
-    if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
-    d[t] = narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
+    d[t] = finished_sum<T>(op, for_y, acc, factor);
   }
 }
 
@@ -136,12 +120,6 @@ __device__ inline Compute<T> column_run(bool times_other, const T* dout, const T
   return run;
 }
 
-template <typename T>
-__device__ inline void store_sum(Binary op, bool for_y, Compute<T> acc, Compute<T> factor, T* d) {
-  if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
-  *d = narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
-}
-
 // binary_grad where the summed dims lead and the kept ones trail
 // contiguously (a bias's gradient: column sums of dout viewed as [rows,
 // cols]), one thread per column adding its runs in order: for few rows, or
@@ -152,9 +130,11 @@ __global__ void leading_sum_grad_kernel(Binary op, bool for_y, const T* dout, co
   const bool times_other = op == Binary::Mul;
   for (int64_t c = first_index(); c < cols; c += grid_stride()) {
     Compute<T> acc = 0;
-    for (int64_t r = 0; r < rows; r += kSumRun)
-      acc = add_rn(acc, column_run(times_other, dout, other, r, rows - r < kSumRun ? rows - r : kSumRun, cols, c));
-    store_sum(op, for_y, acc, factor, d + c);
+    for (int64_t r = 0; r < rows; r += kSumRun) {
+      const int64_t count = rows - r < kSumRun ? rows - r : kSumRun;
+      acc = add_rn(acc, column_run(times_other, dout, other, r, count, cols, c));
+    }
+    d[c] = finished_sum<T>(op, for_y, acc, factor);
   }
 }
 
@@ -189,7 +169,7 @@ __global__ void add_runs_kernel(Binary op, bool for_y, const Compute<T>* runs, i
       for (int u = 0; u < kAhead; ++u) acc = add_rn(acc, v[u]);
     }
     for (; k < run_count; ++k) acc = add_rn(acc, runs[k * cols + c]);
-    store_sum(op, for_y, acc, factor, d + c);
+    d[c] = finished_sum<T>(op, for_y, acc, factor);
   }
 }
 
@@ -389,10 +369,7 @@ void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& ind
   const int64_t y_period = trailing_period(index.y_strides, index);
   // Below 2^31 elements, so an index plus the grid stride still fits 32 bits.
   if (x_period > 0 && y_period > 0 && n <= std::numeric_limits<int32_t>::max()) {
-    if (packed_periodic_binary(op, x, y, out, n, x_period, y_period, s)) return;
-    periodic_binary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(
-        op, x, y, out, static_cast<uint32_t>(n), static_cast<uint32_t>(x_period),
-        static_cast<uint32_t>(y_period));
+    periodic_binary(op, x, y, out, n, x_period, y_period, s);
     return;
   }
   binary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(op, x, y, out, index, n);

@@ -64,13 +64,22 @@ __device__ inline T apply(Binary op, T a, T b) {
   }
 }
 
-// binary() over operands that each repeat with a period over the flat
-// output (the period is n: the output's layout), 16 bytes per load and store
-// (ops/cuda/packed_kernels.cu); false, launching nothing, when the periods or
-// the pointers' alignment do not allow whole packs.
+// A gradient's finished sum as stored: times `factor` (reduce_mean's
+// 1/count), negated for Sub's Y, rounded once to T.
 template <typename T>
-bool packed_periodic_binary(Binary op, const T* x, const T* y, T* out, int64_t n,
-                            int64_t x_period, int64_t y_period, Stream s);
+__device__ inline T finished_sum(Binary op, bool for_y, Compute<T> acc, Compute<T> factor) {
+  if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
+  return narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
+}
+
+// binary() over operands that each repeat with a period over the flat
+// output (the period is n: the output's layout; a bias over the last dims:
+// its element count), n below 2^31 (32-bit indices, a cheap modulo). 16
+// bytes per load and store where the periods and pointers allow whole packs,
+// else one element at a time (ops/cuda/packed_kernels.cu).
+template <typename T>
+void periodic_binary(Binary op, const T* x, const T* y, T* out, int64_t n, int64_t x_period,
+                     int64_t y_period, Stream s);
 
 // binary_grad where nothing is summed (the gradient has the output's
 // layout): 0 + the contribution (so -0 becomes +0, as on the CPU), times

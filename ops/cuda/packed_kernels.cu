@@ -120,16 +120,15 @@ struct DenseGradOp {
   bool for_y;
   Compute<T> factor;
   __device__ T finish(Compute<T> v) const {
-    Compute<T> acc = add_rn(Compute<T>(0), v);
-    if (factor != Compute<T>(1)) acc = mul_rn(acc, factor);
-    return narrow<T>((op == Binary::Sub && for_y) ? -acc : acc);
+    return finished_sum<T>(op, for_y, add_rn(Compute<T>(0), v), factor);
   }
   __device__ T operator()(T g) const { return finish(widen(g)); }
   __device__ T operator()(T g, T other) const { return finish(mul_rn(widen(g), widen(other))); }
 };
 
 // A pack of N outputs lies within one period of each operand when the
-// periods are multiples of N, so each operand's pack is one aligned load.
+// periods are multiples of N, so each operand's pack is one aligned load
+// (N = 1: one element per step, for any period and alignment).
 template <int N, typename T>
 __global__ void periodic_binary_pack_kernel(Binary op, const T* x, const T* y, T* out, uint32_t n,
                                             uint32_t x_period, uint32_t y_period) {
@@ -156,17 +155,17 @@ __global__ void periodic_binary_pack_kernel(Binary op, const T* x, const T* y, T
 namespace detail {
 
 template <typename T>
-bool packed_periodic_binary(Binary op, const T* x, const T* y, T* out, int64_t n,
-                            int64_t x_period, int64_t y_period, Stream s) {
+void periodic_binary(Binary op, const T* x, const T* y, T* out, int64_t n, int64_t x_period,
+                     int64_t y_period, Stream s) {
   constexpr int N = pack_size<T>();
-  // 32-bit indices: below 2^31 elements an index plus the grid stride fits.
-  if (n <= 0 || n > INT32_MAX || x_period % N != 0 || y_period % N != 0) return false;
-  if (!aligned_for_packs<N>(x) || !aligned_for_packs<N>(y) || !aligned_for_packs<N>(out))
-    return false;
-  periodic_binary_pack_kernel<N, T><<<grid_for((n + N - 1) / N), kThreads, 0, s>>>(
-      op, x, y, out, static_cast<uint32_t>(n), static_cast<uint32_t>(x_period),
-      static_cast<uint32_t>(y_period));
-  return true;
+  const auto n32 = static_cast<uint32_t>(n);
+  const auto xp = static_cast<uint32_t>(x_period), yp = static_cast<uint32_t>(y_period);
+  if (x_period % N == 0 && y_period % N == 0 && aligned_for_packs<N>(x) &&
+      aligned_for_packs<N>(y) && aligned_for_packs<N>(out))
+    periodic_binary_pack_kernel<N, T><<<grid_for((n + N - 1) / N), kThreads, 0, s>>>(
+        op, x, y, out, n32, xp, yp);
+  else
+    periodic_binary_pack_kernel<1, T><<<grid_for(n), kThreads, 0, s>>>(op, x, y, out, n32, xp, yp);
 }
 
 template <typename T>
@@ -200,8 +199,8 @@ void sgd(const T* param, const T* grad, Scalar lr, T* param_out, int64_t n, Stre
 }
 
 #define CTP_INSTANTIATE_PACKED_KERNELS(T)                                                  \
-  template bool detail::packed_periodic_binary<T>(Binary, const T*, const T*, T*, int64_t, \
-                                                  int64_t, int64_t, Stream);              \
+  template void detail::periodic_binary<T>(Binary, const T*, const T*, T*, int64_t, int64_t, \
+                                           int64_t, Stream);                              \
   template void detail::packed_dense_grad<T>(Binary, bool, const T*, const T*, T*, int64_t, \
                                              double, Stream);                             \
   template void relu<T>(const T*, T*, int64_t, Stream);                                   \
