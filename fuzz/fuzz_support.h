@@ -88,7 +88,7 @@ inline bool cut_transpile_input(std::string_view bytes, TranspileInput& in) {
   if (byte(2) & 7) c.nrings = (byte(2) & 7) - 1;
   // Gradient buckets of 2^(k-1) bytes (1 B to 2^30 B); 0: one call per grad.
   // Only GradAllReduce takes them (fuzz_transpile.cc clears them otherwise).
-  if (const int k = (byte(2) >> 3) % 32; k > 0 && k <= 31)
+  if (const int k = byte(2) >> 3; k > 0)
     in.options.grad_allreduce.bucket_bytes = int64_t{1} << (k - 1);
   const int layout = (byte(0) >> 4) & 3;
   for (int r = 0; r < ranks; ++r) {

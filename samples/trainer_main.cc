@@ -7,13 +7,13 @@
 // It prints a progress bar with the loss per step, and at the end the
 // accuracy and whether every worker holds identical parameters (exit 1 if not).
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <cmath>
 #include <iostream>
 
 #include "executor/worker_env.h"
 #include "program_ir/error.h"
 #include "samples/trainer.h"
+#include "transpilers/options.h"
 
 extern char** environ;
 
@@ -140,7 +140,7 @@ int main(int argc, char** argv) {
     o.mode = a.mode;
     if (bucket_mb) {
       if (!(*bucket_mb > 0)) throw CLI::ValidationError("--bucket-mb", "must be positive");
-      o.bucket_bytes = std::max<int64_t>(1, static_cast<int64_t>(*bucket_mb * 1024.0 * 1024.0));
+      o.bucket_bytes = ctp::bucket_bytes_for_mib(*bucket_mb);
     }
     apply_identity(a, o);
     const ctp::samples::TrainerReport report = ctp::samples::run_trainer(o, std::cout);

@@ -114,8 +114,7 @@ TranspileOptions build_options(const TranspileArgs& a, TranspileMode mode) {
   }  // a negative rank is reported by the transpiler, as the reference does
 
   if (a.bucket_mb)
-    o.grad_allreduce.bucket_bytes =
-        std::max<int64_t>(1, static_cast<int64_t>(*a.bucket_mb * 1024.0 * 1024.0));
+    o.grad_allreduce.bucket_bytes = bucket_bytes_for_mib(*a.bucket_mb);
   if (a.trans_mode) o.multi_thread.trans_mode = parse_multi_thread_trans_mode(*a.trans_mode);
   auto& s = o.single_process_multi_thread;
   if (spmt) {

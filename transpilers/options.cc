@@ -1,8 +1,14 @@
 #include "transpilers/options.h"
 
+#include <algorithm>
+
 #include "program_ir/error.h"
 
 namespace ctp {
+
+int64_t bucket_bytes_for_mib(double mib) {
+  return std::max<int64_t>(1, static_cast<int64_t>(mib * 1024.0 * 1024.0));
+}
 
 std::string_view to_string(TranspileMode mode) {
   switch (mode) {

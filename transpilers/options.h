@@ -60,6 +60,10 @@ struct GradAllReduceOptions {
   int64_t bucket_bytes = 0;
 };
 
+// bucket_bytes for a bucket of `mib` MiB (> 0), as the CLI flags --bucket-mb
+// give it: at least one byte.
+int64_t bucket_bytes_for_mib(double mib);
+
 struct TranspileOptions {
   CollectiveOptions collective;
   GradAllReduceOptions grad_allreduce;
