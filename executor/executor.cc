@@ -47,6 +47,30 @@ Executor::Executor(const Program& program, RunServices services, int32_t block_i
     throw Error("block " + std::to_string(block_idx) + " cannot run on " +
                 services_.device.to_string() + ": " + std::to_string(problem_count) +
                 " op(s) without a kernel:" + problems);
+
+  std::vector<OpRun> runs;
+  if (services_.batch_ops)
+    runs = independent_op_runs(block_, [&](const Op& op) {
+      return kernels.find_batch(op.type, device) != nullptr;
+    });
+  auto run = runs.begin();
+  for (std::size_t i = 0; i < steps_.size();) {
+    if (run != runs.end() && run->first == i) {
+      plan_.push_back({i, run->count, kernels.find_batch(steps_[i].op->type, device)});
+      i += run->count;
+      ++run;
+    } else {
+      plan_.push_back({i, 1, nullptr});
+      ++i;
+    }
+  }
+}
+
+std::vector<OpRun> Executor::batched_runs() const {
+  std::vector<OpRun> out;
+  for (const PlannedStep& step : plan_)
+    if (step.batch) out.push_back({step.first, step.count});
+  return out;
 }
 
 void Executor::verify_schedule_once() {
@@ -63,13 +87,17 @@ void Executor::run(Scope& scope) {
   verify_schedule_once();
   OpProfile* profile = services_.profile;
   if (profile) profile->begin_step(block_);
-  int64_t index = 0;
-  for (const PreparedOp& step : steps_) {
-    KernelContext ctx(*step.op, block_, scope, services_, index);
+  for (const PlannedStep& planned : plan_) {
+    if (planned.batch) {
+      run_batch(planned, scope);
+      continue;
+    }
+    const PreparedOp& step = steps_[planned.first];
+    KernelContext ctx(*step.op, block_, scope, services_, static_cast<int64_t>(planned.first));
     try {
-      if (profile) profile->before_op(static_cast<std::size_t>(index));
+      if (profile) profile->before_op(planned.first);
       (*step.kernel)(ctx);
-      if (profile) profile->after_op(static_cast<std::size_t>(index));
+      if (profile) profile->after_op(planned.first);
     } catch (const std::exception& e) {
       // Kernels name their op through ctx.where(); lower layers (tensors,
       // communicators) do not, so the executor adds the place.
@@ -77,10 +105,29 @@ void Executor::run(Scope& scope) {
       if (starts_with(e.what(), where)) throw;
       throw Error(where + e.what());
     }
-    ++index;
   }
   if (profile) profile->end_step();
   ++services_.step;
+}
+
+void Executor::run_batch(const PlannedStep& step, Scope& scope) {
+  std::vector<KernelContext> ops;
+  ops.reserve(step.count);
+  for (std::size_t i = step.first; i < step.first + step.count; ++i)
+    ops.emplace_back(*steps_[i].op, block_, scope, services_, static_cast<int64_t>(i));
+  OpProfile* profile = services_.profile;
+  try {
+    if (profile) profile->before_op(step.first);
+    (*step.batch)(ops);
+    if (profile) profile->after_ops(step.first, step.count);
+  } catch (const std::exception& e) {
+    for (const KernelContext& ctx : ops)
+      if (starts_with(e.what(), ctx.where())) throw;
+    throw Error("block " + std::to_string(block_.idx) + ", ops " + std::to_string(step.first) +
+                " to " + std::to_string(step.first + step.count - 1) + " (" +
+                std::to_string(step.count) + " '" + steps_[step.first].op->type +
+                "' run as one batch): " + e.what());
+  }
 }
 
 std::vector<Tensor> Executor::run(Scope& scope, std::vector<Tensor> feeds) {

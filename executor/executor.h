@@ -16,6 +16,7 @@
 
 #include "executor/communicator_schedule.h"
 #include "executor/kernel.h"
+#include "executor/op_batching.h"
 #include "program_ir/program.h"
 
 namespace ctp {
@@ -29,6 +30,8 @@ class Executor {
   Executor(const Program& program, RunServices services, int32_t block_idx = 0);
 
   // Runs every op of the block once, in order, then advances services().step.
+  // With services().batch_ops, a run of independent ops whose type has a
+  // batch kernel on this device goes to it as one call (op_batching.h).
   // An error names the block, the op index and the op type. The first run
   // may first verify the collective schedule with the peers (see RunServices).
   void run(Scope& scope);
@@ -39,17 +42,27 @@ class Executor {
   RunServices& services() { return services_; }
   const Block& block() const { return block_; }
   std::size_t op_count() const { return steps_.size(); }
+  // The runs of ops that go to a batch kernel together (empty when none).
+  std::vector<OpRun> batched_runs() const;
 
  private:
   struct PreparedOp {
     const Op* op;
     const KernelFn* kernel;
   };
+  // One op alone (batch null), or `count` ops from `first` for `batch`.
+  struct PlannedStep {
+    std::size_t first;
+    std::size_t count;
+    const BatchKernelFn* batch;
+  };
   void verify_schedule_once();
+  void run_batch(const PlannedStep& step, Scope& scope);
 
   const Block& block_;
   RunServices services_;
   std::vector<PreparedOp> steps_;
+  std::vector<PlannedStep> plan_;
   CollectiveSchedule collectives_;
   bool schedule_checked_ = false;
 };

@@ -136,6 +136,20 @@ const KernelFn* KernelRegistry::find(std::string_view op_type, DeviceKind device
   return it == table.end() ? nullptr : &it->second;
 }
 
+void KernelRegistry::add_batch(std::string op_type, DeviceKind device, BatchKernelFn fn) {
+  auto& table = device == DeviceKind::CPU ? cpu_batch_ : cuda_batch_;
+  if (table.count(op_type))
+    throw Error("batch kernel for op '" + op_type + "' registered twice");
+  table.emplace(std::move(op_type), std::move(fn));
+}
+
+const BatchKernelFn* KernelRegistry::find_batch(std::string_view op_type,
+                                                DeviceKind device) const {
+  const auto& table = device == DeviceKind::CPU ? cpu_batch_ : cuda_batch_;
+  auto it = table.find(std::string(op_type));
+  return it == table.end() ? nullptr : &it->second;
+}
+
 std::vector<std::string> KernelRegistry::op_types(DeviceKind device) const {
   const auto& table = device == DeviceKind::CPU ? cpu_ : cuda_;
   std::vector<std::string> out;

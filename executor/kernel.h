@@ -51,6 +51,9 @@ struct RunServices {
   // When set, the executor times every op of every step into it (see
   // executor/op_profile.h); the caller owns it.
   OpProfile* profile = nullptr;
+  // Runs of independent ops of one type with a batch kernel go to it as one
+  // call (executor/op_batching.h); off, every op runs alone. Same results.
+  bool batch_ops = true;
 };
 
 class KernelContext {
@@ -109,6 +112,13 @@ class KernelContext {
 };
 
 using KernelFn = std::function<void(KernelContext&)>;
+// Runs several ops of one type at once, e.g. one multi-tensor launch for a
+// run of optimizer updates instead of a launch each. The executor passes
+// consecutive ops of the block (in order) of which none reads or writes a
+// var that an earlier one writes, nor writes one that an earlier one reads
+// (executor/op_batching.h), so any order of their work gives the one
+// result; a batch kernel must give exactly the bits of its single kernel.
+using BatchKernelFn = std::function<void(std::vector<KernelContext>& ops)>;
 
 class KernelRegistry {
  public:
@@ -116,10 +126,15 @@ class KernelRegistry {
   void add(std::string op_type, DeviceKind device, KernelFn fn);  // throws on duplicates
   const KernelFn* find(std::string_view op_type, DeviceKind device) const;
   std::vector<std::string> op_types(DeviceKind device) const;
+  // An op type's batch kernel on a device, beside its single kernel.
+  void add_batch(std::string op_type, DeviceKind device, BatchKernelFn fn);  // throws on duplicates
+  const BatchKernelFn* find_batch(std::string_view op_type, DeviceKind device) const;
 
  private:
   std::unordered_map<std::string, KernelFn> cpu_;
   std::unordered_map<std::string, KernelFn> cuda_;
+  std::unordered_map<std::string, BatchKernelFn> cpu_batch_;
+  std::unordered_map<std::string, BatchKernelFn> cuda_batch_;
 };
 
 // Registers a kernel at load time: CTP_REGISTER_KERNEL(mul, CPU, mul_cpu);
@@ -129,6 +144,11 @@ class KernelRegistry {
   static const bool CTP_KERNEL_CONCAT(ctp_kernel_registered_, __LINE__) = [] {         \
     ::ctp::KernelRegistry::global().add(#op_type, ::ctp::DeviceKind::device_kind, fn); \
     return true;                                                                      \
+  }()
+#define CTP_REGISTER_BATCH_KERNEL(op_type, device_kind, fn)                                 \
+  static const bool CTP_KERNEL_CONCAT(ctp_batch_kernel_registered_, __LINE__) = [] {         \
+    ::ctp::KernelRegistry::global().add_batch(#op_type, ::ctp::DeviceKind::device_kind, fn); \
+    return true;                                                                            \
   }()
 
 }  // namespace ctp

@@ -50,6 +50,7 @@ void OpProfile::begin_step(const Block& block) {
     steps_seen_ = counted_ = 0;
     host_total_ms_.assign(block.op_count(), 0.0);
     device_total_ms_.assign(block.op_count(), 0.0);
+    batch_of_.assign(block.op_count(), 0);
   }
   counting_ = steps_seen_ > 0;
 #ifdef CTP_HAVE_CUDA
@@ -66,6 +67,18 @@ void OpProfile::after_op(std::size_t index) {
   host_total_ms_[index] += now_ms() - op_start_ms_;
 #ifdef CTP_HAVE_CUDA
   if (timer_) timer_->record(index + 1);
+#endif
+}
+
+void OpProfile::after_ops(std::size_t first, std::size_t count) {
+  if (count == 0 || !counting_ || first + count > host_total_ms_.size()) return;
+  batch_of_[first] = count;
+  const double share = (now_ms() - op_start_ms_) / static_cast<double>(count);
+  for (std::size_t i = first; i < first + count; ++i) host_total_ms_[i] += share;
+#ifdef CTP_HAVE_CUDA
+  // The batch's time lands on its first op; rows() shares it out.
+  if (timer_)
+    for (std::size_t i = first; i < first + count; ++i) timer_->record(i + 1);
 #endif
 }
 
@@ -96,6 +109,15 @@ std::vector<OpProfile::Row> OpProfile::rows() const {
     out.push_back(std::move(r));
     ++i;
   }
+  for (std::size_t first = 0; first < out.size(); ++first) {
+    const std::size_t count = batch_of_[first];
+    if (count < 2) continue;
+    const double share = out[first].device_ms / static_cast<double>(count);
+    for (std::size_t k = first; k < first + count && k < out.size(); ++k) {
+      out[k].device_ms = share;
+      out[k].batch = count;
+    }
+  }
   return out;
 }
 
@@ -104,12 +126,15 @@ void OpProfile::print(std::ostream& out, std::size_t top) const {
   const bool gpu = on_gpu();
   const auto cost = [gpu](const Row& r) { return gpu ? r.device_ms : r.host_ms; };
   double host_sum = 0, device_sum = 0;
+  std::size_t batched = 0, batches = 0;
   std::map<std::string, double> by_type;
   for (const Row& r : all) {
     host_sum += r.host_ms;
     device_sum += r.device_ms;
     by_type[r.type] += cost(r);
+    if (r.batch > 1) ++batched;
   }
+  for (std::size_t count : batch_of_) batches += count > 1;
   const double total = gpu ? device_sum : host_sum;
   char line[256];
   std::snprintf(line, sizeof line,
@@ -121,6 +146,9 @@ void OpProfile::print(std::ostream& out, std::size_t top) const {
     out << line;
   }
   out << "\n";
+  if (batches)
+    out << batched << " ops ran in " << batches << (batches == 1 ? " batch" : " batches")
+        << " (one call each; every op shows an even share of its batch)\n";
   std::vector<Row> sorted = all;
   std::stable_sort(sorted.begin(), sorted.end(),
                    [&](const Row& a, const Row& b) { return cost(a) > cost(b); });

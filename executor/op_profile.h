@@ -34,6 +34,9 @@ class OpProfile {
   void begin_step(const Block& block);
   void before_op(std::size_t index);
   void after_op(std::size_t index);
+  // After `count` ops from `first` that ran as one batch (one call, one
+  // launch): each is given an even share of the batch's time.
+  void after_ops(std::size_t first, std::size_t count);
   void end_step();
 
   struct Row {
@@ -42,6 +45,7 @@ class OpProfile {
     std::string output;     // the op's first output var, to tell ops of one type apart
     double host_ms = 0;     // per counted step
     double device_ms = 0;   // per counted step; 0 on the CPU
+    std::size_t batch = 1;  // ops of the batch it ran in (1: alone)
   };
   // Per op, averaged over the counted steps, in block order.
   std::vector<Row> rows() const;
@@ -58,6 +62,7 @@ class OpProfile {
   int64_t steps_seen_ = 0, counted_ = 0;
   bool counting_ = false;
   std::vector<double> host_total_ms_, device_total_ms_;
+  std::vector<std::size_t> batch_of_;  // at a batch's first op: its op count
   double op_start_ms_ = 0;  // of the op running now: the executor runs one at a time
 };
 

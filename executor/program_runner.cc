@@ -177,6 +177,7 @@ RunServices ProgramRunner::services_for(const ProgramRunOptions& options) {
   services.comms = options.comms;
   services.device_context = options.runtime ? options.runtime->context() : nullptr;
   services.seed = options.seed;
+  services.batch_ops = options.batch_ops;
   return services;
 }
 

@@ -33,6 +33,9 @@ struct ProgramRunOptions {
   // When set, every step of the main program is timed op by op into it
   // (executor/op_profile.h). Must outlive the runner.
   OpProfile* profile = nullptr;
+  // RunServices::batch_ops: independent ops of one type in one call where
+  // the device has a batch kernel for them (same results either way).
+  bool batch_ops = true;
 };
 
 using Fetched = std::vector<std::pair<std::string, Tensor>>;

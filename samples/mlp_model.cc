@@ -117,6 +117,14 @@ MlpPrograms build_mlp(const MlpConfig& c) {
     const std::string fc = "fc_" + std::to_string(i);
     Layer l{input, fc + ".w_0", fc + ".b_0", fc + ".tmp_0", fc + ".tmp_1", fc + ".tmp_2",
             in_dim, widths[i], i + 1 < widths.size(), "", ""};
+    l.input.clear();  // the previous layer's output, set when the layers are built
+    in_dim = l.out_dim;
+    layers.push_back(l);
+  }
+  // Parameters first: under AMP, every parameter's 16-bit copy is made at the
+  // start of the step, the casts one after another (a GPU runs such a run of
+  // independent ops as one launch; executor/op_batching.h).
+  for (Layer& l : layers) {
     p.param(l.weight, {l.in_dim, l.out_dim}, dt);
     p.param(l.bias, {l.out_dim}, dt);
     l.weight_used = precision.compute_copy(l.weight);
@@ -139,6 +147,9 @@ MlpPrograms build_mlp(const MlpConfig& c) {
       Precision::cast(m, l.weight, l.weight_used, ct, op_role::kForward);
       Precision::cast(m, l.bias, l.bias_used, ct, op_role::kForward);
     }
+  }
+  for (Layer& l : layers) {
+    l.input = input;
     m.tmp(l.product, {-1, l.out_dim}, ct);
     m.tmp(l.sum, {-1, l.out_dim}, ct);
     m.op("mul").in("X", l.input).in("Y", l.weight_used).out("Out", l.product)
@@ -153,8 +164,6 @@ MlpPrograms build_mlp(const MlpConfig& c) {
       m.op("relu").in("X", l.sum).out("Out", l.activation).role(op_role::kForward);
       input = l.activation;
     }
-    in_dim = l.out_dim;
-    layers.push_back(l);
   }
 
   // Softmax and loss in dt: under AMP the 16-bit logits are cast up first.
@@ -228,17 +237,22 @@ MlpPrograms build_mlp(const MlpConfig& c) {
   const std::string lr = "learning_rate_0";
   p.persistable(lr, {1}, DataType::FP32);
   p.fill(lr, {1}, DataType::FP32, c.learning_rate);
-  for (const std::string& param : out.parameters) {
-    const std::vector<int64_t> shape = m.block().var(param).shape;
-    const std::vector<std::string> role_var{param, grad(param)};
-    // Optimize role: after c_sync_comm_stream, so they read all-reduced gradients.
-    if (precision.mixed())
+  // Optimize role: after c_sync_comm_stream, so they read all-reduced
+  // gradients. Every gradient is cast back, then unscaled, then every
+  // parameter updated (as Paddle's AMP unscales all before it updates any):
+  // runs of independent ops of one type, one launch each on a GPU.
+  if (precision.mixed())
+    for (const std::string& param : out.parameters)
       Precision::cast(m, grad(precision.compute_copy(param)), grad(param), dt,
                       op_role::kOptimize);
-    if (c.loss_scale != 1.0f)
+  if (c.loss_scale != 1.0f)
+    for (const std::string& param : out.parameters)
       m.op("scale").in("X", grad(param)).out("Out", grad(param))
           .attr("scale", Attribute(1.0f / c.loss_scale))
           .role(op_role::kOptimize);
+  for (const std::string& param : out.parameters) {
+    const std::vector<int64_t> shape = m.block().var(param).shape;
+    const std::vector<std::string> role_var{param, grad(param)};
     switch (c.optimizer) {
       case OptimizerKind::SGD:
         m.op("sgd").in("Param", param).in("Grad", grad(param)).in("LearningRate", lr)

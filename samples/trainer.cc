@@ -115,6 +115,7 @@ class LocalWorkers {
           Device{o.device.kind, o.device.index + (o.device.kind == DeviceKind::CUDA ? i : 0)}));
     RunServices base;
     base.device = o.device;
+    base.batch_ops = o.batch_ops;
     std::vector<RunServices*> services;
     if (threads == 1) {
       manager_ = std::make_unique<CommunicatorManager>(comm);

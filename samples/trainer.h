@@ -46,6 +46,7 @@ struct TrainerOptions {
   int log_every = 1;             // per-step lines (progress bar and loss), process 0 only
   std::string save_params_dir;   // when set: DIR/worker<g>/<param>.npy after training
   bool profile = false;          // time every op of worker 0's main program; print after training
+  bool batch_ops = true;         // RunServices::batch_ops (off: every op alone, for comparison)
 };
 
 struct TrainerReport {

@@ -120,6 +120,9 @@ int main(int argc, char** argv) {
   app.add_flag("--profile", o.profile,
                "time every op of worker 0's main program (device time on a GPU) and print the "
                "most expensive after training; the first step is not counted");
+  app.add_flag_callback("--no-op-batching", [&o] { o.batch_ops = false; },
+               "run every op alone, even where the device has one kernel call for a run of "
+               "independent ops of one type (the same results; to compare the two)");
   app.add_option("--save-params", o.save_params_dir,
                  "write each worker's parameters to DIR/worker<i>/<name>.npy");
   try {

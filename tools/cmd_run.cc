@@ -42,6 +42,7 @@ struct RunArgs {
   std::optional<double> timeout_s;
   int threads = 1;
   bool profile = false;
+  bool batch_ops = true;
 };
 
 std::string with_rank(std::string path, int rank) {
@@ -84,6 +85,7 @@ void run(const RunArgs& a) {
   ProgramRunOptions options;
   options.batch = a.batch;
   options.fetch = a.fetch;
+  options.batch_ops = a.batch_ops;
   const int gpu = id.selected_gpus.empty() ? id.local_rank : id.selected_gpus.front();
   options.device = a.device == "gpu" ? Device{DeviceKind::CUDA, gpu} : Device{};
   for (const std::string& spec : a.feeds) {
@@ -199,6 +201,9 @@ const CommandRegistrar registrar([](CLI::App& app) {
   cmd->add_flag("--profile", args->profile,
                 "Time every op of the main program (device time on a GPU) and print the most "
                 "expensive after the run; the first step is not counted");
+  cmd->add_flag_callback("--no-op-batching", [args] { args->batch_ops = false; },
+                "Run every op alone, even where the device has one kernel call for a run of "
+                "independent ops of one type (the same results; to compare the two)");
   cmd->callback([args] { run(*args); });
 });
 

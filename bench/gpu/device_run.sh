@@ -238,6 +238,9 @@ if want s; then
     # Without communication: every worker trains alone (--rank 0 --world-size 1
     # under ctp launch: the same GPUs and per-GPU batch, nothing exchanged).
     ctp_step no_sync launch --mode none --rank 0 --world-size 1 --batch $PER_GPU
+    # The same without multi-tensor launches: what op batching saves.
+    ctp_step no_sync_unbatched launch --mode none --rank 0 --world-size 1 --batch $PER_GPU \
+      --no-op-batching
     if [ "$NGPUS" -gt 1 ]; then
       ctp_step grad_allreduce launch --mode grad_allreduce --batch $batch
       ctp_step grad_allreduce_bucket25 launch --mode grad_allreduce --bucket-mb 25 --batch $batch

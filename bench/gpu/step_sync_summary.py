@@ -50,6 +50,11 @@ def main():
 
     print("ctp (ms per step; overhead over the same workers without communication):")
     ctp_base = baseline(ctp.pop("no_sync", []) + ctp.pop("no_sync_again", []), "no communication")
+    unbatched = ctp.pop("no_sync_unbatched", [])
+    if unbatched and ctp_base is not None:
+        ms = mean(unbatched)
+        print(f"  no communication, every op launched alone (--no-op-batching): {ms:.3f} ms "
+              f"-> op batching saves {ms - ctp_base:.3f} ms a step")
     print("PyTorch on the same model:")
     torch_base = baseline(torch.pop("no DDP", []) + torch.pop("single GPU", []), "no DDP")
     ddp = {v: mean(s) for v, s in torch.items()}

@@ -101,6 +101,22 @@ template <typename T>
 void adam(const T* param, const T* grad, const T* m1, const T* m2, Scalar lr, Scalar beta1_pow,
           Scalar beta2_pow, double beta1, double beta2, double epsilon, T* param_out, T* m1_out,
           T* m2_out, int64_t n, Stream s);
+// Many tensors' element-wise updates in a few launches (a launch costs a few
+// microseconds however small the tensor): task k is out[i] = f(a[i]) for
+// cast, f(a[i], b[i]) for sgd, i < n. Each element gets the arithmetic of
+// the one-tensor launcher above, so the bits are the same. Tasks must not
+// share memory, except a task's output with its own input.
+struct TensorTask {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* out = nullptr;
+  int64_t n = 0;
+};
+template <typename From, typename To>
+void multi_cast(const TensorTask* tasks, std::size_t count, Stream s);
+template <typename T>
+void multi_sgd(const TensorTask* tasks, std::size_t count, Scalar lr, Stream s);
+
 // out = in * factor (one element; in and out may alias).
 void scalar_times(Scalar in, double factor, void* out, Stream s);
 

@@ -6,10 +6,13 @@
 // startup program, and this keeps a GPU run's initial parameters identical to
 // a CPU run's, which is what lets GPU and CPU training be compared.
 #include <cstring>
+#include <optional>
+#include <utility>
 
 #include "executor/cuda/cuda_check.h"
 #include "executor/float16.h"
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cuda/batch_launch.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/device_kernels.h"
 
@@ -85,7 +88,10 @@ void assign(KernelContext& ctx) {
 
 // cast between FP32, FP64, FP16 and BF16 on the GPU; other dtypes (labels,
 // masks: rare and small) are converted by the CPU kernel and uploaded.
-void cast(KernelContext& ctx) {
+// Returns the element-wise work of a cast between two floating dtypes, after
+// checking the op and sizing Out; does the rest (a copy, a host cast) itself.
+using CastKey = std::pair<DataType, DataType>;
+std::optional<BatchedTask<CastKey>> prepare_cast(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
   const DataType in = cpu::dtype_attr(ctx, "in_dtype", x.dtype());
   const DataType out_dtype = cpu::dtype_attr(ctx, "out_dtype", x.dtype());
@@ -97,22 +103,49 @@ void cast(KernelContext& ctx) {
            d == DataType::BF16;
   };
   if (out_dtype == x.dtype()) {
-    if (ctx.output_names("Out").at(0) == ctx.input_names("X").at(0)) return;
+    if (ctx.output_names("Out").at(0) == ctx.input_names("X").at(0)) return std::nullopt;
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), x.shape());
     if (out.raw_data() != x.raw_data()) copy_bytes(x, out, device_context(ctx).compute_stream());
-    return;
+    return std::nullopt;
   }
   if (!floating(x.dtype()) || !floating(out_dtype)) {
     run_on_host_and_upload(ctx);
-    return;
+    return std::nullopt;
   }
   Tensor& out = device_output(ctx, "Out", 0, out_dtype, x.shape());
+  BatchedTask<CastKey> work{{x.dtype(), out_dtype}, {x.raw_data(), nullptr, out.raw_data(), x.numel()}};
+  work.a_bytes = x.bytes();
+  work.out_bytes = out.bytes();
+  return work;
+}
+
+// The cast tasks of one (from, to) pair: one multi-tensor launch for several.
+void launch_casts(KernelContext& ctx, const CastKey& key, const launch::TensorTask* tasks,
+                  std::size_t count) {
   launch::Stream s = device_context(ctx).compute_stream();
-  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename From>() {
-    dispatch_mixed(out_dtype, ctx, "Out", [&]<typename To>() {
-      launch::cast<From, To>(x.data<From>(), out.data<To>(), x.numel(), s);
+  dispatch_mixed(key.first, ctx, "X", [&]<typename From>() {
+    dispatch_mixed(key.second, ctx, "Out", [&]<typename To>() {
+      if (count == 1)
+        launch::cast<From, To>(static_cast<const From*>(tasks->a), static_cast<To*>(tasks->out),
+                               tasks->n, s);
+      else
+        launch::multi_cast<From, To>(tasks, count, s);
     });
   });
+}
+
+void cast(KernelContext& ctx) {
+  if (const auto work = prepare_cast(ctx)) launch_casts(ctx, work->key, &work->task, 1);
+}
+
+// A run of independent casts (mixed precision's per-parameter casts): one
+// launch per pair of dtypes.
+void cast_batch(std::vector<KernelContext>& ops) {
+  std::vector<BatchedTask<CastKey>> work;
+  for (KernelContext& ctx : ops)
+    if (auto w = prepare_cast(ctx)) work.push_back(*w);
+  launch_batched(work, [&](const CastKey& key, const launch::TensorTask* tasks,
+                           std::size_t count) { launch_casts(ops.front(), key, tasks, count); });
 }
 
 std::size_t column(KernelContext& ctx) {
@@ -161,6 +194,7 @@ CTP_REGISTER_KERNEL(uniform_random, CUDA, run_on_host_and_upload);
 CTP_REGISTER_KERNEL(gaussian_random, CUDA, run_on_host_and_upload);
 CTP_REGISTER_KERNEL(assign, CUDA, assign);
 CTP_REGISTER_KERNEL(cast, CUDA, cast);
+CTP_REGISTER_BATCH_KERNEL(cast, CUDA, cast_batch);
 CTP_REGISTER_KERNEL(feed, CUDA, feed);
 CTP_REGISTER_KERNEL(fetch, CUDA, fetch);
 

@@ -2,7 +2,10 @@
 // momentum and adam, with the CPU kernels' checks and formulas. Scalars such
 // as the learning rate and Adam's beta powers are read on the GPU, so a step
 // never waits for the host.
+#include <tuple>
+
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cuda/batch_launch.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/device_kernels.h"
 
@@ -118,15 +121,48 @@ T* output_like(KernelContext& ctx, const char* slot, const Tensor& like) {
   return device_output(ctx, slot, 0, like.dtype(), like.shape()).template data<T>();
 }
 
-void sgd(KernelContext& ctx) {
+// Updates of one element type and one learning rate share a launch.
+using SgdKey = std::tuple<DataType, const void*, bool>;
+
+BatchedTask<SgdKey> prepare_sgd(KernelContext& ctx) {
   const Tensor param = device_input(ctx, "Param");
   const Tensor grad = device_input(ctx, "Grad");
   check_same_shape(ctx, param, grad, "Grad");
   const launch::Scalar lr = scalar_input(ctx, "LearningRate");
+  BatchedTask<SgdKey> work{{param.dtype(), lr.data, lr.fp64}, {}};
   dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
     T* out = output_like<T>(ctx, "ParamOut", param);
-    launch::sgd<T>(param.data<T>(), grad.data<T>(), lr, out, param.numel(), stream_of(ctx));
+    work.task = {param.data<T>(), grad.data<T>(), out, param.numel()};
   });
+  work.a_bytes = work.b_bytes = work.out_bytes = param.bytes();
+  return work;
+}
+
+void launch_sgd(KernelContext& ctx, const SgdKey& key, const launch::TensorTask* tasks,
+                std::size_t count) {
+  const launch::Scalar lr{std::get<1>(key), std::get<2>(key)};
+  dispatch_float(std::get<0>(key), ctx, "Param", [&]<typename T>() {
+    if (count == 1)
+      launch::sgd<T>(static_cast<const T*>(tasks->a), static_cast<const T*>(tasks->b), lr,
+                     static_cast<T*>(tasks->out), tasks->n, stream_of(ctx));
+    else
+      launch::multi_sgd<T>(tasks, count, lr, stream_of(ctx));
+  });
+}
+
+void sgd(KernelContext& ctx) {
+  const BatchedTask<SgdKey> work = prepare_sgd(ctx);
+  launch_sgd(ctx, work.key, &work.task, 1);
+}
+
+// A run of independent sgd updates (one per parameter): one launch per
+// element type and learning rate.
+void sgd_batch(std::vector<KernelContext>& ops) {
+  std::vector<BatchedTask<SgdKey>> work;
+  work.reserve(ops.size());
+  for (KernelContext& ctx : ops) work.push_back(prepare_sgd(ctx));
+  launch_batched(work, [&](const SgdKey& key, const launch::TensorTask* tasks,
+                           std::size_t count) { launch_sgd(ops.front(), key, tasks, count); });
 }
 
 void momentum(KernelContext& ctx) {
@@ -201,6 +237,7 @@ void adam(KernelContext& ctx) {
 CTP_REGISTER_KERNEL(softmax_with_cross_entropy, CUDA, softmax_with_cross_entropy);
 CTP_REGISTER_KERNEL(softmax_with_cross_entropy_grad, CUDA, softmax_with_cross_entropy_grad);
 CTP_REGISTER_KERNEL(sgd, CUDA, sgd);
+CTP_REGISTER_BATCH_KERNEL(sgd, CUDA, sgd_batch);
 CTP_REGISTER_KERNEL(momentum, CUDA, momentum);
 CTP_REGISTER_KERNEL(adam, CUDA, adam);
 

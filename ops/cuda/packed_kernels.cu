@@ -7,6 +7,10 @@
 // elements) when every operand is aligned for them; cudaMalloc'd tensors
 // are, and coalesce_tensor aligns its views to 256 bytes. The arithmetic per
 // element is the element kernels' own, so results are unchanged.
+//
+// The multi-tensor forms (multi_cast, multi_sgd) take many tensors per
+// launch: a mixed-precision step casts and updates each parameter, hundreds
+// of launches of a few microseconds each, many on bias-sized tensors.
 #include <algorithm>
 #include <cstdint>
 
@@ -150,6 +154,100 @@ __global__ void periodic_binary_pack_kernel(Binary op, const T* x, const T* y, T
   }
 }
 
+// A launch's share of a multi-tensor batch, passed by value (kernel
+// parameters: no table to upload, nothing to keep between steps). It stays
+// under the 4 KiB that every CUDA version accepts.
+constexpr int kTasksPerLaunch = 96;
+// Elements per block; a multiple of every pack size, so a chunk's first
+// element starts a pack.
+constexpr int64_t kChunkElements = 16384;
+
+struct TaskTable {
+  const void* a[kTasksPerLaunch];
+  const void* b[kTasksPerLaunch];
+  void* out[kTasksPerLaunch];
+  int64_t n[kTasksPerLaunch];
+  uint32_t first_chunk[kTasksPerLaunch + 1];  // prefix sums; [count] is the grid
+  bool packed[kTasksPerLaunch];               // every operand aligned for packs
+  int count;
+};
+static_assert(sizeof(TaskTable) <= 4000, "kernel parameters over 4 KiB");
+
+// Block b runs chunk b - first_chunk[t] of the task t whose chunks hold b:
+// f over one operand (Arity 1: out = f(a)) or two (out = f(a, b)).
+template <int N, int Arity, typename A, typename B, typename Out, typename F>
+__global__ void multi_map_kernel(F f, TaskTable table) {
+  const auto block = static_cast<uint32_t>(blockIdx.x);
+  int lo = 0, hi = table.count;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (table.first_chunk[mid] <= block) lo = mid;
+    else hi = mid;
+  }
+  const int t = lo;
+  const A* a = static_cast<const A*>(table.a[t]);
+  const B* b = static_cast<const B*>(table.b[t]);
+  Out* out = static_cast<Out*>(table.out[t]);
+  const int64_t begin = static_cast<int64_t>(block - table.first_chunk[t]) * kChunkElements;
+  const int64_t end = table.n[t] < begin + kChunkElements ? table.n[t] : begin + kChunkElements;
+  const auto element = [&](int64_t i) {
+    if constexpr (Arity == 1) out[i] = f(a[i]);
+    else out[i] = f(a[i], b[i]);
+  };
+  int64_t i = begin + threadIdx.x;
+  if (table.packed[t]) {
+    const int64_t packs_end = end / N;
+    for (int64_t p = begin / N + threadIdx.x; p < packs_end; p += blockDim.x) {
+      const Pack<A, N> x = reinterpret_cast<const Pack<A, N>*>(a)[p];
+      Pack<Out, N> r;
+      if constexpr (Arity == 1) {
+#pragma unroll
+        for (int u = 0; u < N; ++u) r.v[u] = f(x.v[u]);
+      } else {
+        const Pack<B, N> y = reinterpret_cast<const Pack<B, N>*>(b)[p];
+#pragma unroll
+        for (int u = 0; u < N; ++u) r.v[u] = f(x.v[u], y.v[u]);
+      }
+      reinterpret_cast<Pack<Out, N>*>(out)[p] = r;
+    }
+    i = packs_end * N + threadIdx.x;
+  }
+  for (; i < end; i += blockDim.x) element(i);
+}
+
+// Launches f over every task, kTasksPerLaunch at a time.
+template <int Arity, typename A, typename B, typename Out, typename F>
+void multi_map(F f, const TensorTask* tasks, std::size_t count, Stream s) {
+  constexpr int N = Arity == 1 ? pack_size<A, Out>() : pack_size<A, B, Out>();
+  TaskTable table;
+  table.count = 0;
+  table.first_chunk[0] = 0;
+  const auto flush = [&] {
+    if (table.count == 0) return;
+    multi_map_kernel<N, Arity, A, B, Out><<<table.first_chunk[table.count], kThreads, 0, s>>>(
+        f, table);
+    table.count = 0;
+  };
+  for (std::size_t k = 0; k < count; ++k) {
+    const TensorTask& task = tasks[k];
+    if (task.n <= 0) continue;
+    const auto chunks = static_cast<uint32_t>((task.n + kChunkElements - 1) / kChunkElements);
+    // A grid stays far below 2^31 blocks; past 2^30 chunks start a launch.
+    if (table.count == kTasksPerLaunch || table.first_chunk[table.count] + chunks > (1u << 30))
+      flush();
+    const int t = table.count++;
+    table.a[t] = task.a;
+    table.b[t] = task.b;
+    table.out[t] = task.out;
+    table.n[t] = task.n;
+    table.packed[t] = aligned_for_packs<N>(static_cast<const A*>(task.a)) &&
+                      aligned_for_packs<N>(static_cast<const Out*>(task.out)) &&
+                      (Arity == 1 || aligned_for_packs<N>(static_cast<const B*>(task.b)));
+    table.first_chunk[t + 1] = table.first_chunk[t] + chunks;
+  }
+  flush();
+}
+
 }  // namespace
 
 namespace detail {
@@ -198,6 +296,16 @@ void sgd(const T* param, const T* grad, Scalar lr, T* param_out, int64_t n, Stre
   map2(SgdOp<T>{lr}, param, grad, param_out, n, s);
 }
 
+template <typename From, typename To>
+void multi_cast(const TensorTask* tasks, std::size_t count, Stream s) {
+  multi_map<1, From, From, To>(CastOp<From, To>{}, tasks, count, s);
+}
+
+template <typename T>
+void multi_sgd(const TensorTask* tasks, std::size_t count, Scalar lr, Stream s) {
+  multi_map<2, T, T, T>(SgdOp<T>{lr}, tasks, count, s);
+}
+
 #define CTP_INSTANTIATE_PACKED_KERNELS(T)                                                  \
   template void detail::periodic_binary<T>(Binary, const T*, const T*, T*, int64_t, int64_t, \
                                            int64_t, Stream);                              \
@@ -208,12 +316,18 @@ void sgd(const T* param, const T* grad, Scalar lr, T* param_out, int64_t n, Stre
   template void cast<T, float>(const T*, float*, int64_t, Stream);                        \
   template void cast<T, double>(const T*, double*, int64_t, Stream);                      \
   template void cast<T, Half>(const T*, Half*, int64_t, Stream);                          \
-  template void cast<T, BFloat16>(const T*, BFloat16*, int64_t, Stream);
+  template void cast<T, BFloat16>(const T*, BFloat16*, int64_t, Stream);                  \
+  template void multi_cast<T, float>(const TensorTask*, std::size_t, Stream);              \
+  template void multi_cast<T, double>(const TensorTask*, std::size_t, Stream);             \
+  template void multi_cast<T, Half>(const TensorTask*, std::size_t, Stream);               \
+  template void multi_cast<T, BFloat16>(const TensorTask*, std::size_t, Stream);
 CTP_INSTANTIATE_PACKED_KERNELS(float)
 CTP_INSTANTIATE_PACKED_KERNELS(double)
 CTP_INSTANTIATE_PACKED_KERNELS(Half)
 CTP_INSTANTIATE_PACKED_KERNELS(BFloat16)
 template void sgd<float>(const float*, const float*, Scalar, float*, int64_t, Stream);
 template void sgd<double>(const double*, const double*, Scalar, double*, int64_t, Stream);
+template void multi_sgd<float>(const TensorTask*, std::size_t, Scalar, Stream);
+template void multi_sgd<double>(const TensorTask*, std::size_t, Scalar, Stream);
 
 }  // namespace ctp::cuda::launch

@@ -192,6 +192,29 @@ TEST(GpuSampleTrainer, MixedPrecisionOnOneGpuFollowsTheCpu) {
   }
 }
 
+// The casts and updates of every parameter run as a few multi-tensor
+// launches (executor/op_batching.h); training must not change by a bit.
+TEST(GpuSampleTrainer, OpBatchingLeavesTrainingUnchanged) {
+  CTP_REQUIRE_GPUS(1);
+  for (DataType amp : {DataType::BF16, DataType::FP16, DataType::FP32}) {
+    const std::string tag = "batching_" + std::string(to_string(amp));
+    samples::TrainerOptions o = amp == DataType::FP32
+                                    ? small_run("none", samples::OptimizerKind::SGD)
+                                    : mixed_run("none", amp);
+    o.device = Device{DeviceKind::CUDA, 0};
+    o.profile = true;
+    std::string output;
+    const Params batched = train_in_this_process(o, tag + "_on", &output);
+    // Input and parameter casts, casts back, updates; without AMP the updates.
+    const std::string runs = amp == DataType::FP32 ? "6 ops ran in 1 batch " : "19 ops ran in 3 batches";
+    EXPECT_NE(output.find(runs), std::string::npos) << output;
+    o.batch_ops = false;
+    o.profile = false;
+    const Params alone = train_in_this_process(o, tag + "_off");
+    EXPECT_EQ(batched, alone) << tag;
+  }
+}
+
 TEST(GpuSampleTrainer, MixedPrecisionOnTwoGpusAllReducesSixteenBitGradients) {
   CTP_REQUIRE_GPUS(2);
   constexpr int n = 2;
