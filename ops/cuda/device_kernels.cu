@@ -186,15 +186,6 @@ __global__ void broadcast_scale_kernel(const T* src, T* out, Compute<T> factor,
   }
 }
 
-template <typename T>
-__global__ void scale_kernel(const T* x, T* out, int64_t n, Compute<T> s, Compute<T> b,
-                             bool bias_after_scale) {
-  for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const Compute<T> v = widen(x[i]);
-    out[i] = narrow<T>(bias_after_scale ? add_rn(mul_rn(s, v), b) : mul_rn(s, add_rn(v, b)));
-  }
-}
-
 constexpr int kMaxSumInputs = 64;
 template <typename T>
 struct SumInputs {
@@ -458,15 +449,6 @@ void broadcast_scale(const T* src, T* out, double factor, const BroadcastIndex& 
 }
 
 template <typename T>
-void scale(const T* x, T* out, int64_t n, double factor, double bias, bool bias_after_scale,
-           Stream s) {
-  if (n > 0)
-    scale_kernel<T><<<grid_for(n), kThreads, 0, s>>>(x, out, n, static_cast<Compute<T>>(factor),
-                                                      static_cast<Compute<T>>(bias),
-                                                      bias_after_scale);
-}
-
-template <typename T>
 void sum(const T* const* inputs, int count, T* out, int64_t n, Stream s) {
   SumInputs<T> in{};
   for (int k = 0; k < count && k < kMaxSumInputs; ++k) in.p[k] = inputs[k];
@@ -535,7 +517,6 @@ void scalar_times(Scalar in, double factor, void* out, Stream s) {
                                const BroadcastIndex&, Stream, void*, double);                  \
   template std::size_t binary_grad_workspace<T>(Binary, bool, int64_t, const BroadcastIndex&); \
   template void broadcast_scale<T>(const T*, T*, double, const BroadcastIndex&, Stream);       \
-  template void scale<T>(const T*, T*, int64_t, double, double, bool, Stream);                 \
   template void sum<T>(const T* const*, int, T*, int64_t, Stream);                             \
   template void mean<T>(const T*, T*, int64_t, Stream);                                        \
   template void mean_grad<T>(const T*, T*, int64_t, Stream);

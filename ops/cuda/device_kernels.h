@@ -103,7 +103,7 @@ void adam(const T* param, const T* grad, const T* m1, const T* m2, Scalar lr, Sc
           T* m2_out, int64_t n, Stream s);
 // Many tensors' element-wise updates in a few launches (a launch costs a few
 // microseconds however small the tensor): task k is out[i] = f(a[i]) for
-// cast, f(a[i], b[i]) for sgd, i < n. Each element gets the arithmetic of
+// cast and scale, f(a[i], b[i]) for sgd, i < n. Each element gets the arithmetic of
 // the one-tensor launcher above, so the bits are the same. Tasks must not
 // share memory, except a task's output with its own input.
 struct TensorTask {
@@ -114,6 +114,9 @@ struct TensorTask {
 };
 template <typename From, typename To>
 void multi_cast(const TensorTask* tasks, std::size_t count, Stream s);
+template <typename T>
+void multi_scale(const TensorTask* tasks, std::size_t count, double factor, double bias,
+                 bool bias_after_scale, Stream s);
 template <typename T>
 void multi_sgd(const TensorTask* tasks, std::size_t count, Scalar lr, Stream s);
 

@@ -2,8 +2,12 @@
 // (Paddle's axis broadcasting) and their gradients, relu, relu_grad, scale,
 // sum, mean and mean_grad, reduce_mean and its gradient. FP32, FP64, FP16 and
 // BF16 (16-bit ones computed in float), queued on the compute stream.
+#include <bit>
+#include <tuple>
+
 #include "ops/cpu/broadcast.h"
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cuda/batch_launch.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/device_kernels.h"
 
@@ -103,7 +107,11 @@ void relu_grad(KernelContext& ctx) {
   });
 }
 
-void scale(KernelContext& ctx) {
+// Scales of one dtype, factor, bias and order share a launch (the doubles
+// by their bits, which order even NaNs).
+using ScaleKey = std::tuple<DataType, uint64_t, uint64_t, bool>;
+
+BatchedTask<ScaleKey> prepare_scale(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
   double factor = ctx.attr_float("scale", 1.0);
   if (ctx.has_input("ScaleTensor")) {
@@ -112,11 +120,42 @@ void scale(KernelContext& ctx) {
   }
   const double bias = ctx.attr_float("bias", 0.0);
   const bool bias_after_scale = ctx.attr_bool("bias_after_scale", true);
+  BatchedTask<ScaleKey> work{{x.dtype(), std::bit_cast<uint64_t>(factor),
+                              std::bit_cast<uint64_t>(bias), bias_after_scale}, {}};
   dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), x.shape());
-    launch::scale<T>(x.data<T>(), out.data<T>(), x.numel(), factor, bias, bias_after_scale,
-                     stream_of(ctx));
+    work.task = {x.data<T>(), nullptr, out.data<T>(), x.numel()};
   });
+  work.a_bytes = work.out_bytes = x.bytes();
+  return work;
+}
+
+void launch_scale(KernelContext& ctx, const ScaleKey& key, const launch::TensorTask* tasks,
+                  std::size_t count) {
+  const auto [dtype, factor_bits, bias_bits, bias_after_scale] = key;
+  const auto factor = std::bit_cast<double>(factor_bits), bias = std::bit_cast<double>(bias_bits);
+  dispatch_mixed(dtype, ctx, "X", [&]<typename T>() {
+    if (count == 1)
+      launch::scale<T>(static_cast<const T*>(tasks->a), static_cast<T*>(tasks->out), tasks->n,
+                       factor, bias, bias_after_scale, stream_of(ctx));
+    else
+      launch::multi_scale<T>(tasks, count, factor, bias, bias_after_scale, stream_of(ctx));
+  });
+}
+
+void scale(KernelContext& ctx) {
+  const BatchedTask<ScaleKey> work = prepare_scale(ctx);
+  launch_scale(ctx, work.key, &work.task, 1);
+}
+
+// A run of independent scales (mixed precision's unscaling of every
+// gradient): one launch per dtype, factor and bias.
+void scale_batch(std::vector<KernelContext>& ops) {
+  std::vector<BatchedTask<ScaleKey>> work;
+  work.reserve(ops.size());
+  for (KernelContext& ctx : ops) work.push_back(prepare_scale(ctx));
+  launch_batched(work, [&](const ScaleKey& key, const launch::TensorTask* tasks,
+                           std::size_t count) { launch_scale(ops.front(), key, tasks, count); });
 }
 
 void sum(KernelContext& ctx) {
@@ -246,6 +285,7 @@ CTP_REGISTER_KERNEL(elementwise_mul_grad, CUDA, elementwise_grad<Binary::Mul>);
 CTP_REGISTER_KERNEL(relu, CUDA, relu);
 CTP_REGISTER_KERNEL(relu_grad, CUDA, relu_grad);
 CTP_REGISTER_KERNEL(scale, CUDA, scale);
+CTP_REGISTER_BATCH_KERNEL(scale, CUDA, scale_batch);
 CTP_REGISTER_KERNEL(sum, CUDA, sum);
 CTP_REGISTER_KERNEL(mean, CUDA, mean);
 CTP_REGISTER_KERNEL(mean_grad, CUDA, mean_grad);

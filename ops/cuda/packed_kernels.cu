@@ -1,5 +1,5 @@
 // The element-wise kernels that stream whole tensors once (relu, relu_grad,
-// cast, sgd, the forward adds of a bias or a residual, and the gradients
+// cast, scale, sgd, the forward adds of a bias or a residual, and the gradients
 // with the output's layout). They are bound
 // by memory, and a thread moving one 2-byte element per load left an H200 at
 // about a quarter of its bandwidth (bench/RESULTS.md, sixth round), so each
@@ -8,7 +8,7 @@
 // are, and coalesce_tensor aligns its views to 256 bytes. The arithmetic per
 // element is the element kernels' own, so results are unchanged.
 //
-// The multi-tensor forms (multi_cast, multi_sgd) take many tensors per
+// The multi-tensor forms (multi_cast, multi_scale, multi_sgd) take many tensors per
 // launch: a mixed-precision step casts and updates each parameter, hundreds
 // of launches of a few microseconds each, many on bias-sized tensors.
 #include <algorithm>
@@ -116,6 +116,17 @@ template <typename T>
 struct SgdOp {
   Scalar lr;
   __device__ T operator()(T p, T g) const { return p - mul_rn(static_cast<T>(load(lr)), g); }
+};
+
+template <typename T>
+struct ScaleOp {
+  Compute<T> factor, bias;
+  bool bias_after_scale;
+  __device__ T operator()(T x) const {
+    const Compute<T> v = widen(x);
+    return narrow<T>(bias_after_scale ? add_rn(mul_rn(factor, v), bias)
+                                      : mul_rn(factor, add_rn(v, bias)));
+  }
 };
 
 template <typename T>
@@ -292,6 +303,13 @@ void relu_grad(const T* dout, const T* gate, T* d, int64_t n, Stream s) {
 }
 
 template <typename T>
+void scale(const T* x, T* out, int64_t n, double factor, double bias, bool bias_after_scale,
+           Stream s) {
+  map1(ScaleOp<T>{static_cast<Compute<T>>(factor), static_cast<Compute<T>>(bias), bias_after_scale},
+       x, out, n, s);
+}
+
+template <typename T>
 void sgd(const T* param, const T* grad, Scalar lr, T* param_out, int64_t n, Stream s) {
   map2(SgdOp<T>{lr}, param, grad, param_out, n, s);
 }
@@ -299,6 +317,14 @@ void sgd(const T* param, const T* grad, Scalar lr, T* param_out, int64_t n, Stre
 template <typename From, typename To>
 void multi_cast(const TensorTask* tasks, std::size_t count, Stream s) {
   multi_map<1, From, From, To>(CastOp<From, To>{}, tasks, count, s);
+}
+
+template <typename T>
+void multi_scale(const TensorTask* tasks, std::size_t count, double factor, double bias,
+                 bool bias_after_scale, Stream s) {
+  multi_map<1, T, T, T>(
+      ScaleOp<T>{static_cast<Compute<T>>(factor), static_cast<Compute<T>>(bias), bias_after_scale},
+      tasks, count, s);
 }
 
 template <typename T>
@@ -313,6 +339,8 @@ void multi_sgd(const TensorTask* tasks, std::size_t count, Scalar lr, Stream s) 
                                              double, Stream);                             \
   template void relu<T>(const T*, T*, int64_t, Stream);                                   \
   template void relu_grad<T>(const T*, const T*, T*, int64_t, Stream);                    \
+  template void scale<T>(const T*, T*, int64_t, double, double, bool, Stream);            \
+  template void multi_scale<T>(const TensorTask*, std::size_t, double, double, bool, Stream); \
   template void cast<T, float>(const T*, float*, int64_t, Stream);                        \
   template void cast<T, double>(const T*, double*, int64_t, Stream);                      \
   template void cast<T, Half>(const T*, Half*, int64_t, Stream);                          \

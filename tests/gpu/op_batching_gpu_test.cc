@@ -1,4 +1,4 @@
-// Runs of independent casts and sgd updates go to one multi-tensor launch
+// Runs of independent casts, scales and sgd updates go to one multi-tensor launch
 // per kind of task (executor/op_batching.h, ops/cuda/batch_launch.h): the
 // results must be the bits of the ops run one by one, across launches of
 // many tasks, sizes that leave tails and chunks, misaligned views, mixed
@@ -69,7 +69,8 @@ const int64_t kSizes[] = {1, 7, 64, 1000, 1024, 16383, 16384, 16385, 70001, 3};
 // 130 FP32 casts to BF16 and FP16 and 20 FP64 casts to FP32 (one run, three
 // kinds, two launches for the first kind); then each 16-bit copy cast back
 // (a second run: it reads the first); then 120 FP32 and 10 FP64 updates with
-// two learning rates.
+// two learning rates; then the 16-bit copies scaled with six factor, bias
+// and order combinations.
 Program many_small_ops(Scope& scope) {
   Program p = Program::with_global_block();
   Block& b = p.global_block();
@@ -96,6 +97,13 @@ Program many_small_ops(Scope& scope) {
     b.append_op(sgd_op("p" + std::to_string(k), "g" + std::to_string(k),
                        fp64 ? "lr64" : (k % 2 ? "lr" : "lr_small")));
   }
+  const float factors[] = {0.5f, 1.0f / 1024, 3.0f};
+  for (int k = 0; k < 130; ++k)
+    b.append_op(make_op("scale", {{"X", {"h" + std::to_string(k)}}},
+                        {{"Out", {"s" + std::to_string(k)}}},
+                        {{"scale", Attribute(factors[k % 3])},
+                         {"bias", Attribute(k % 2 ? 0.25f : 0.0f)},
+                         {"bias_after_scale", Attribute(k % 4 < 2)}}));
   return p;
 }
 
@@ -117,17 +125,16 @@ TEST(GpuOpBatching, BatchedCastsAndUpdatesGiveTheBitsOfOpsRunAlone) {
   Executor batched(program, services);
   services.batch_ops = false;
   Executor alone(program, services);
-  ASSERT_EQ(batched.batched_runs().size(), 3u);
+  ASSERT_EQ(batched.batched_runs().size(), 4u);
   EXPECT_EQ(batched.batched_runs()[0].count, 150u);
-  EXPECT_EQ(batched.batched_runs()[1].count, 130u);
-  EXPECT_EQ(batched.batched_runs()[2].count, 130u);
+  for (std::size_t r = 1; r < 4; ++r) EXPECT_EQ(batched.batched_runs()[r].count, 130u);
   EXPECT_TRUE(alone.batched_runs().empty());
   for (int step = 0; step < 2; ++step) {  // the second step reuses every output buffer
     batched.run(batched_scope);
     alone.run(alone_scope);
   }
   device.synchronize();
-  for (const std::string& prefix : {"h", "f", "p"})
+  for (const std::string& prefix : {"h", "f", "p", "s"})
     for (int k = 0; k < (prefix == "h" ? 150 : 130); ++k) {
       const std::string name = prefix + std::to_string(k);
       EXPECT_EQ(bytes_of(device, batched_scope.var(name)), bytes_of(device, alone_scope.var(name)))
