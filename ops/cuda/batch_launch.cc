@@ -3,7 +3,15 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "program_ir/error.h"
+
 namespace ctp::cuda {
+
+TaskBytes& TaskBytes::add(const void* p, std::size_t bytes, bool write) {
+  if (count_ == ranges_.size()) throw Error("a batched task touches more than 12 tensors");
+  ranges_[count_++] = {p, bytes, write};
+  return *this;
+}
 
 bool tasks_share_memory(const std::vector<TaskBytes>& tasks) {
   struct Range {
@@ -13,16 +21,12 @@ bool tasks_share_memory(const std::vector<TaskBytes>& tasks) {
   };
   std::vector<Range> ranges;
   ranges.reserve(tasks.size() * 3);
-  const auto add = [&](const void* p, std::size_t bytes, std::size_t task, bool write) {
-    if (!p || bytes == 0) return;
-    const auto begin = reinterpret_cast<uintptr_t>(p);
-    ranges.push_back({begin, begin + bytes, task, write});
-  };
-  for (std::size_t k = 0; k < tasks.size(); ++k) {
-    add(tasks[k].a, tasks[k].a_bytes, k, false);
-    add(tasks[k].b, tasks[k].b_bytes, k, false);
-    add(tasks[k].out, tasks[k].out_bytes, k, true);
-  }
+  for (std::size_t k = 0; k < tasks.size(); ++k)
+    for (const TaskBytes::Range& r : tasks[k]) {
+      if (!r.begin || r.bytes == 0) continue;
+      const auto begin = reinterpret_cast<uintptr_t>(r.begin);
+      ranges.push_back({begin, begin + r.bytes, k, r.write});
+    }
   std::sort(ranges.begin(), ranges.end(),
             [](const Range& x, const Range& y) { return x.begin < y.begin; });
   // The ranges that reach past the current one's start; disjoint tensors

@@ -1,8 +1,9 @@
 // What the CUDA batch kernels (executor/op_batching.h) share: each op of a
-// run becomes one element-wise task, and the tasks go out in one
-// multi-tensor launch per kind of task (dtypes, learning rate) instead of
-// one launch per op.
+// run becomes one task, and the tasks go out in one multi-tensor launch per
+// kind of task (dtypes, learning rate, attributes) instead of one launch
+// per op.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <map>
 #include <vector>
@@ -11,22 +12,23 @@
 
 namespace ctp::cuda {
 
-// One op's element-wise work, with what tells tasks that can share a
-// launch apart (Key: ordered, e.g. a pair of dtypes).
-template <typename Key>
-struct BatchedTask {
-  Key key;
-  launch::TensorTask task;
-  std::size_t a_bytes = 0, b_bytes = 0, out_bytes = 0;
-};
+// The device memory one task reads and writes.
+class TaskBytes {
+ public:
+  struct Range {
+    const void* begin = nullptr;
+    std::size_t bytes = 0;
+    bool write = false;
+  };
+  TaskBytes& reads(const void* p, std::size_t bytes) { return add(p, bytes, false); }
+  TaskBytes& writes(const void* p, std::size_t bytes) { return add(p, bytes, true); }
+  const Range* begin() const { return ranges_.data(); }
+  const Range* end() const { return ranges_.data() + count_; }
 
-struct TaskBytes {
-  const void* a;
-  std::size_t a_bytes;
-  const void* b;
-  std::size_t b_bytes;
-  const void* out;
-  std::size_t out_bytes;
+ private:
+  TaskBytes& add(const void* p, std::size_t bytes, bool write);
+  std::array<Range, 12> ranges_{};
+  std::size_t count_ = 0;
 };
 
 // Whether a task writes memory that another task reads or writes. Ops that
@@ -35,21 +37,29 @@ struct TaskBytes {
 // keep its block order.
 bool tasks_share_memory(const std::vector<TaskBytes>& tasks);
 
+// One op's work (Task: launch::TensorTask, launch::OptimizerTask), with
+// what tells tasks that can share a launch apart (Key: ordered).
+template <typename Key, typename Task = launch::TensorTask>
+struct BatchedTask {
+  Key key;
+  Task task;
+  TaskBytes bytes;
+};
+
 // Calls launch_group(key, tasks, count) once per key, with the tasks of that
 // key in block order; when tasks share memory, once per task in block order
 // instead (the order the ops would have run in alone).
-template <typename Key, typename LaunchGroup>
-void launch_batched(const std::vector<BatchedTask<Key>>& work, LaunchGroup&& launch_group) {
+template <typename Key, typename Task, typename LaunchGroup>
+void launch_batched(const std::vector<BatchedTask<Key, Task>>& work, LaunchGroup&& launch_group) {
   std::vector<TaskBytes> bytes;
   bytes.reserve(work.size());
-  for (const BatchedTask<Key>& w : work)
-    bytes.push_back({w.task.a, w.a_bytes, w.task.b, w.b_bytes, w.task.out, w.out_bytes});
+  for (const BatchedTask<Key, Task>& w : work) bytes.push_back(w.bytes);
   if (tasks_share_memory(bytes)) {
-    for (const BatchedTask<Key>& w : work) launch_group(w.key, &w.task, 1);
+    for (const BatchedTask<Key, Task>& w : work) launch_group(w.key, &w.task, 1);
     return;
   }
-  std::map<Key, std::vector<launch::TensorTask>> groups;
-  for (const BatchedTask<Key>& w : work) groups[w.key].push_back(w.task);
+  std::map<Key, std::vector<Task>> groups;
+  for (const BatchedTask<Key, Task>& w : work) groups[w.key].push_back(w.task);
   for (const auto& [key, tasks] : groups) launch_group(key, tasks.data(), tasks.size());
 }
 

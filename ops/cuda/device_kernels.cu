@@ -285,40 +285,6 @@ __global__ void mean_grad_kernel(const T* dout, T* dx, int64_t n) {
   for (int64_t i = first_index(); i < n; i += grid_stride()) dx[i] = value;
 }
 
-template <typename T>
-__global__ void momentum_kernel(const T* p, const T* g, const T* v, Scalar lr, T mu, bool nesterov,
-                                T l2, T rescale, T* p_out, T* v_out, int64_t n) {
-  const T rate = static_cast<T>(load(lr));
-  for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const T gi = add_rn(mul_rn(g[i], rescale), mul_rn(l2, p[i]));
-    const T vi = add_rn(mul_rn(v[i], mu), gi);
-    v_out[i] = vi;
-    p_out[i] = nesterov ? p[i] - mul_rn(add_rn(gi, mul_rn(vi, mu)), rate) : p[i] - mul_rn(rate, vi);
-  }
-}
-
-template <typename T>
-__global__ void adam_kernel(const T* p, const T* g, const T* a, const T* b, Scalar lr,
-                            Scalar beta1_pow, Scalar beta2_pow, T b1, T b2, double epsilon,
-                            T* p_out, T* a_out, T* b_out, int64_t n) {
-  const double b1p = load(beta1_pow), b2p = load(beta2_pow);
-  const T lr_t = static_cast<T>(load(lr) * sqrt(1.0 - b2p) / (1.0 - b1p));
-  const T eps_t = static_cast<T>(epsilon * sqrt(1.0 - b2p));
-  for (int64_t i = first_index(); i < n; i += grid_stride()) {
-    const T ai = add_rn(mul_rn(b1, a[i]), mul_rn(T(1) - b1, g[i]));
-    const T bi = add_rn(mul_rn(b2, b[i]), mul_rn(mul_rn(T(1) - b2, g[i]), g[i]));
-    a_out[i] = ai;
-    b_out[i] = bi;
-    p_out[i] = p[i] - mul_rn(lr_t, ai / (sqrt(bi) + eps_t));
-  }
-}
-
-__global__ void scalar_times_kernel(Scalar in, double factor, void* out) {
-  const double v = load(in) * factor;
-  if (in.fp64) *static_cast<double*>(out) = v;
-  else *static_cast<float*>(out) = static_cast<float>(v);
-}
-
 }  // namespace
 
 template <typename T>
@@ -486,30 +452,6 @@ void mean_grad(const T* dout, T* dx, int64_t n, Stream s) {
   if (n > 0) mean_grad_kernel<T><<<grid_for(n), kThreads, 0, s>>>(dout, dx, n);
 }
 
-template <typename T>
-void momentum(const T* param, const T* grad, const T* velocity, Scalar lr, double mu,
-              bool nesterov, double l2_decay, double rescale, T* param_out, T* velocity_out,
-              int64_t n, Stream s) {
-  if (n > 0)
-    momentum_kernel<T><<<grid_for(n), kThreads, 0, s>>>(
-        param, grad, velocity, lr, static_cast<T>(mu), nesterov, static_cast<T>(l2_decay),
-        static_cast<T>(rescale), param_out, velocity_out, n);
-}
-
-template <typename T>
-void adam(const T* param, const T* grad, const T* m1, const T* m2, Scalar lr, Scalar beta1_pow,
-          Scalar beta2_pow, double beta1, double beta2, double epsilon, T* param_out, T* m1_out,
-          T* m2_out, int64_t n, Stream s) {
-  if (n > 0)
-    adam_kernel<T><<<grid_for(n), kThreads, 0, s>>>(
-        param, grad, m1, m2, lr, beta1_pow, beta2_pow, static_cast<T>(beta1),
-        static_cast<T>(beta2), epsilon, param_out, m1_out, m2_out, n);
-}
-
-void scalar_times(Scalar in, double factor, void* out, Stream s) {
-  scalar_times_kernel<<<1, 1, 0, s>>>(in, factor, out);
-}
-
 // The kernels mixed precision runs in FP16/BF16 as well.
 #define CTP_INSTANTIATE_MIXED_PRECISION_KERNELS(T)                                              \
   template void binary<T>(Binary, const T*, const T*, T*, const BroadcastIndex&, Stream);      \
@@ -526,11 +468,7 @@ void scalar_times(Scalar in, double factor, void* out, Stream s) {
   template void softmax_cross_entropy<T>(const T*, const void*, bool, bool, bool, int64_t, T*, \
                                          T*, int64_t, int64_t, int64_t, Stream);               \
   template void softmax_cross_entropy_grad<T>(const T*, const void*, bool, bool, bool, int64_t, \
-                                              const T*, T*, int64_t, int64_t, int64_t, Stream); \
-  template void momentum<T>(const T*, const T*, const T*, Scalar, double, bool, double, double, \
-                            T*, T*, int64_t, Stream);                                          \
-  template void adam<T>(const T*, const T*, const T*, const T*, Scalar, Scalar, Scalar, double, \
-                        double, double, T*, T*, T*, int64_t, Stream);
+                                              const T*, T*, int64_t, int64_t, int64_t, Stream);
 
 CTP_INSTANTIATE_FLOAT_KERNELS(float)
 CTP_INSTANTIATE_FLOAT_KERNELS(double)

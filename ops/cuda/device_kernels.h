@@ -93,14 +93,34 @@ template <typename T> void mean_grad(const T* dout, T* dx, int64_t n, Stream s);
 
 template <typename T>
 void sgd(const T* param, const T* grad, Scalar lr, T* param_out, int64_t n, Stream s);
+// One parameter's momentum or Adam update (optimizer_kernels.cu): the
+// state is momentum's velocity, or Adam's two moments and this parameter's
+// beta powers, which Adam advances (times beta1, beta2; times 1 when
+// advance_powers is false) after the update that reads them.
+struct OptimizerTask {
+  const void* param = nullptr;
+  const void* grad = nullptr;
+  const void* state[2] = {nullptr, nullptr};
+  void* param_out = nullptr;
+  void* state_out[2] = {nullptr, nullptr};
+  Scalar beta_pow[2];
+  void* beta_pow_out[2] = {nullptr, nullptr};  // null: not written
+  int64_t n = 0;
+};
 template <typename T>
-void momentum(const T* param, const T* grad, const T* velocity, Scalar lr, double mu,
-              bool nesterov, double l2_decay, double rescale, T* param_out, T* velocity_out,
-              int64_t n, Stream s);
+void momentum(const OptimizerTask& task, Scalar lr, double mu, bool nesterov, double l2_decay,
+              double rescale, Stream s);
 template <typename T>
-void adam(const T* param, const T* grad, const T* m1, const T* m2, Scalar lr, Scalar beta1_pow,
-          Scalar beta2_pow, double beta1, double beta2, double epsilon, T* param_out, T* m1_out,
-          T* m2_out, int64_t n, Stream s);
+void adam(const OptimizerTask& task, Scalar lr, double beta1, double beta2, double epsilon,
+          bool advance_powers, Stream s);
+// Many parameters' updates in a few launches (same bits as one by one);
+// tasks must not share memory, except a task's outputs with its own inputs.
+template <typename T>
+void multi_momentum(const OptimizerTask* tasks, std::size_t count, Scalar lr, double mu,
+                    bool nesterov, double l2_decay, double rescale, Stream s);
+template <typename T>
+void multi_adam(const OptimizerTask* tasks, std::size_t count, Scalar lr, double beta1,
+                double beta2, double epsilon, bool advance_powers, Stream s);
 // Many tensors' element-wise updates in a few launches (a launch costs a few
 // microseconds however small the tensor): task k is out[i] = f(a[i]) for
 // cast and scale, f(a[i], b[i]) for sgd, i < n. Each element gets the arithmetic of

@@ -114,8 +114,7 @@ std::optional<BatchedTask<CastKey>> prepare_cast(KernelContext& ctx) {
   }
   Tensor& out = device_output(ctx, "Out", 0, out_dtype, x.shape());
   BatchedTask<CastKey> work{{x.dtype(), out_dtype}, {x.raw_data(), nullptr, out.raw_data(), x.numel()}};
-  work.a_bytes = x.bytes();
-  work.out_bytes = out.bytes();
+  work.bytes.reads(x.raw_data(), x.bytes()).writes(out.raw_data(), out.bytes());
   return work;
 }
 

@@ -2,6 +2,7 @@
 // momentum and adam, with the CPU kernels' checks and formulas. Scalars such
 // as the learning rate and Adam's beta powers are read on the GPU, so a step
 // never waits for the host.
+#include <bit>
 #include <tuple>
 
 #include "ops/cpu/cpu_kernel_util.h"
@@ -134,7 +135,9 @@ BatchedTask<SgdKey> prepare_sgd(KernelContext& ctx) {
     T* out = output_like<T>(ctx, "ParamOut", param);
     work.task = {param.data<T>(), grad.data<T>(), out, param.numel()};
   });
-  work.a_bytes = work.b_bytes = work.out_bytes = param.bytes();
+  work.bytes.reads(param.raw_data(), param.bytes())
+      .reads(grad.raw_data(), grad.bytes())
+      .writes(work.task.out, param.bytes());
   return work;
 }
 
@@ -165,7 +168,11 @@ void sgd_batch(std::vector<KernelContext>& ops) {
                            std::size_t count) { launch_sgd(ops.front(), key, tasks, count); });
 }
 
-void momentum(KernelContext& ctx) {
+// Updates with one element type, learning rate and attributes share a
+// launch (doubles by their bits).
+using MomentumKey = std::tuple<DataType, const void*, bool, uint64_t, bool, uint64_t, uint64_t>;
+
+BatchedTask<MomentumKey, launch::OptimizerTask> prepare_momentum(KernelContext& ctx) {
   const Tensor param = device_input(ctx, "Param");
   const Tensor grad = device_input(ctx, "Grad");
   const Tensor velocity = device_input(ctx, "Velocity");
@@ -180,11 +187,38 @@ void momentum(KernelContext& ctx) {
                 "' is not supported (use '' or 'l2_decay')");
   const double decay = regularization.empty() ? 0.0 : ctx.attr_float("regularization_coeff", 0.0);
   const double rescale = ctx.attr_float("rescale_grad", 1.0);
+  BatchedTask<MomentumKey, launch::OptimizerTask> work{
+      {param.dtype(), lr.data, lr.fp64, std::bit_cast<uint64_t>(mu), nesterov,
+       std::bit_cast<uint64_t>(decay), std::bit_cast<uint64_t>(rescale)},
+      {}};
+  launch::OptimizerTask& t = work.task;
   dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
-    T* p_out = output_like<T>(ctx, "ParamOut", param);
-    T* v_out = output_like<T>(ctx, "VelocityOut", velocity);
-    launch::momentum<T>(param.data<T>(), grad.data<T>(), velocity.data<T>(), lr, mu, nesterov,
-                        decay, rescale, p_out, v_out, param.numel(), stream_of(ctx));
+    t.param_out = output_like<T>(ctx, "ParamOut", param);
+    t.state_out[0] = output_like<T>(ctx, "VelocityOut", velocity);
+  });
+  t.param = param.raw_data();
+  t.grad = grad.raw_data();
+  t.state[0] = velocity.raw_data();
+  t.n = param.numel();
+  const std::size_t bytes = param.bytes();
+  work.bytes.reads(t.param, bytes).reads(t.grad, bytes).reads(t.state[0], bytes);
+  work.bytes.writes(t.param_out, bytes).writes(t.state_out[0], bytes);
+  return work;
+}
+
+void launch_momentum(KernelContext& ctx, const MomentumKey& key,
+                     const launch::OptimizerTask* tasks, std::size_t count) {
+  const auto [dtype, lr_data, lr64, mu, nesterov, decay, rescale] = key;
+  const launch::Scalar lr{lr_data, lr64};
+  dispatch_float(dtype, ctx, "Param", [&]<typename T>() {
+    if (count == 1)
+      launch::momentum<T>(*tasks, lr, std::bit_cast<double>(mu), nesterov,
+                          std::bit_cast<double>(decay), std::bit_cast<double>(rescale),
+                          stream_of(ctx));
+    else
+      launch::multi_momentum<T>(tasks, count, lr, std::bit_cast<double>(mu), nesterov,
+                                std::bit_cast<double>(decay), std::bit_cast<double>(rescale),
+                                stream_of(ctx));
   });
 }
 
@@ -194,7 +228,9 @@ double attr_or_host_tensor(KernelContext& ctx, const char* slot, const char* att
   return cpu::scalar_value(device_context(ctx).to_host(ctx.input(slot)));
 }
 
-void adam(KernelContext& ctx) {
+using AdamKey = std::tuple<DataType, const void*, bool, uint64_t, uint64_t, uint64_t, bool>;
+
+BatchedTask<AdamKey, launch::OptimizerTask> prepare_adam(KernelContext& ctx) {
   const Tensor param = device_input(ctx, "Param");
   const Tensor grad = device_input(ctx, "Grad");
   const Tensor m1 = device_input(ctx, "Moment1");
@@ -208,28 +244,77 @@ void adam(KernelContext& ctx) {
   if (ctx.has_input("SkipUpdate"))
     throw Error(ctx.where() + "SkipUpdate is not supported by the GPU kernel");
   const launch::Scalar lr = scalar_input(ctx, "LearningRate");
-  const launch::Scalar beta1_pow = scalar_input(ctx, "Beta1Pow");
-  const launch::Scalar beta2_pow = scalar_input(ctx, "Beta2Pow");
-  const Tensor beta1_pow_in = ctx.input("Beta1Pow");
-  const Tensor beta2_pow_in = ctx.input("Beta2Pow");
-  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
-    T* p_out = output_like<T>(ctx, "ParamOut", param);
-    T* a_out = output_like<T>(ctx, "Moment1Out", m1);
-    T* b_out = output_like<T>(ctx, "Moment2Out", m2);
-    launch::adam<T>(param.data<T>(), grad.data<T>(), m1.data<T>(), m2.data<T>(), lr, beta1_pow,
-                    beta2_pow, beta1, beta2, epsilon, p_out, a_out, b_out, param.numel(),
-                    stream_of(ctx));
-  });
   // The powers advance after the update that read them (same stream).
   const bool advance = !ctx.attr_bool("use_global_beta_pow", false);
-  const auto write_pow = [&](const char* slot, const Tensor& in, launch::Scalar value,
-                             double beta) {
-    if (!ctx.has_output(slot)) return;
-    Tensor& out = device_output(ctx, slot, 0, in.dtype(), in.shape());
-    launch::scalar_times(value, advance ? beta : 1.0, out.raw_data(), stream_of(ctx));
-  };
-  write_pow("Beta1PowOut", beta1_pow_in, beta1_pow, beta1);
-  write_pow("Beta2PowOut", beta2_pow_in, beta2_pow, beta2);
+  BatchedTask<AdamKey, launch::OptimizerTask> work{
+      {param.dtype(), lr.data, lr.fp64, std::bit_cast<uint64_t>(beta1),
+       std::bit_cast<uint64_t>(beta2), std::bit_cast<uint64_t>(epsilon), advance},
+      {}};
+  launch::OptimizerTask& t = work.task;
+  const char* pow_in[2] = {"Beta1Pow", "Beta2Pow"};
+  const char* pow_out[2] = {"Beta1PowOut", "Beta2PowOut"};
+  for (int k = 0; k < 2; ++k) {
+    t.beta_pow[k] = scalar_input(ctx, pow_in[k]);
+    const Tensor& in = ctx.input(pow_in[k]);
+    work.bytes.reads(in.raw_data(), in.bytes());
+    if (!ctx.has_output(pow_out[k])) continue;
+    Tensor& out = device_output(ctx, pow_out[k], 0, in.dtype(), in.shape());
+    t.beta_pow_out[k] = out.raw_data();
+    work.bytes.writes(out.raw_data(), out.bytes());
+  }
+  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
+    t.param_out = output_like<T>(ctx, "ParamOut", param);
+    t.state_out[0] = output_like<T>(ctx, "Moment1Out", m1);
+    t.state_out[1] = output_like<T>(ctx, "Moment2Out", m2);
+  });
+  t.param = param.raw_data();
+  t.grad = grad.raw_data();
+  t.state[0] = m1.raw_data();
+  t.state[1] = m2.raw_data();
+  t.n = param.numel();
+  const std::size_t bytes = param.bytes();
+  work.bytes.reads(t.param, bytes).reads(t.grad, bytes).reads(t.state[0], bytes);
+  work.bytes.reads(t.state[1], bytes).writes(t.param_out, bytes);
+  work.bytes.writes(t.state_out[0], bytes).writes(t.state_out[1], bytes);
+  return work;
+}
+
+void launch_adam(KernelContext& ctx, const AdamKey& key, const launch::OptimizerTask* tasks,
+                 std::size_t count) {
+  const auto [dtype, lr_data, lr64, beta1, beta2, epsilon, advance] = key;
+  const launch::Scalar lr{lr_data, lr64};
+  dispatch_float(dtype, ctx, "Param", [&]<typename T>() {
+    if (count == 1)
+      launch::adam<T>(*tasks, lr, std::bit_cast<double>(beta1), std::bit_cast<double>(beta2),
+                      std::bit_cast<double>(epsilon), advance, stream_of(ctx));
+    else
+      launch::multi_adam<T>(tasks, count, lr, std::bit_cast<double>(beta1),
+                            std::bit_cast<double>(beta2), std::bit_cast<double>(epsilon), advance,
+                            stream_of(ctx));
+  });
+}
+
+// One op, or a run of independent ones (an update per parameter): one
+// launch per element type, learning rate and attributes.
+template <typename Key, BatchedTask<Key, launch::OptimizerTask> (*prepare)(KernelContext&),
+          void (*launch_group)(KernelContext&, const Key&, const launch::OptimizerTask*,
+                               std::size_t)>
+void run_updates(std::vector<KernelContext>& ops) {
+  std::vector<BatchedTask<Key, launch::OptimizerTask>> work;
+  work.reserve(ops.size());
+  for (KernelContext& ctx : ops) work.push_back(prepare(ctx));
+  launch_batched(work, [&](const Key& key, const launch::OptimizerTask* tasks,
+                           std::size_t count) { launch_group(ops.front(), key, tasks, count); });
+}
+
+void momentum(KernelContext& ctx) {
+  const auto work = prepare_momentum(ctx);
+  launch_momentum(ctx, work.key, &work.task, 1);
+}
+
+void adam(KernelContext& ctx) {
+  const auto work = prepare_adam(ctx);
+  launch_adam(ctx, work.key, &work.task, 1);
 }
 
 }  // namespace
@@ -239,6 +324,9 @@ CTP_REGISTER_KERNEL(softmax_with_cross_entropy_grad, CUDA, softmax_with_cross_en
 CTP_REGISTER_KERNEL(sgd, CUDA, sgd);
 CTP_REGISTER_BATCH_KERNEL(sgd, CUDA, sgd_batch);
 CTP_REGISTER_KERNEL(momentum, CUDA, momentum);
+CTP_REGISTER_BATCH_KERNEL(momentum, CUDA,
+                          (run_updates<MomentumKey, prepare_momentum, launch_momentum>));
 CTP_REGISTER_KERNEL(adam, CUDA, adam);
+CTP_REGISTER_BATCH_KERNEL(adam, CUDA, (run_updates<AdamKey, prepare_adam, launch_adam>));
 
 }  // namespace ctp::cuda

@@ -125,8 +125,8 @@ BatchedTask<ScaleKey> prepare_scale(KernelContext& ctx) {
   dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), x.shape());
     work.task = {x.data<T>(), nullptr, out.data<T>(), x.numel()};
+    work.bytes.reads(x.raw_data(), x.bytes()).writes(out.raw_data(), out.bytes());
   });
-  work.a_bytes = work.out_bytes = x.bytes();
   return work;
 }
 

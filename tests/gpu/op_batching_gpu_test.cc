@@ -1,5 +1,5 @@
-// Runs of independent casts, scales and sgd updates go to one multi-tensor launch
-// per kind of task (executor/op_batching.h, ops/cuda/batch_launch.h): the
+// Runs of independent casts, scales and sgd, momentum and Adam updates go to
+// one multi-tensor launch per kind of task (executor/op_batching.h, ops/cuda/batch_launch.h): the
 // results must be the bits of the ops run one by one, across launches of
 // many tasks, sizes that leave tails and chunks, misaligned views, mixed
 // dtypes and learning rates, and tasks that share memory through views.
@@ -21,24 +21,28 @@ namespace {
 
 using test::make_op;
 
+// Task k reads `a` (and `b`) and writes `out`, each `bytes` long.
+cuda::TaskBytes task(const char* a, const char* b, const char* out, std::size_t bytes = 64) {
+  cuda::TaskBytes t;
+  t.reads(a, bytes).reads(b, b ? bytes : 0).writes(out, bytes);
+  return t;
+}
+
 TEST(BatchLaunch, TasksThatShareMemoryAreFound) {  // host only: runs without a GPU
   alignas(16) static char memory[4096];
-  char* m = memory;
-  using cuda::TaskBytes;
+  const char* m = memory;
   // Disjoint tasks, each writing over its own input (in place): no sharing.
-  EXPECT_FALSE(cuda::tasks_share_memory({{m, 64, m + 64, 64, m, 64},
-                                         {m + 128, 64, m + 192, 64, m + 128, 64}}));
+  EXPECT_FALSE(cuda::tasks_share_memory({task(m, m + 64, m), task(m + 128, m + 192, m + 128)}));
   // Two tasks reading the same bytes share nothing that is written.
-  EXPECT_FALSE(cuda::tasks_share_memory({{m, 64, nullptr, 0, m + 256, 64},
-                                         {m, 64, nullptr, 0, m + 512, 64}}));
+  EXPECT_FALSE(cuda::tasks_share_memory({task(m, nullptr, m + 256), task(m, nullptr, m + 512)}));
   // One task writes what another reads, or part of what another writes.
-  EXPECT_TRUE(cuda::tasks_share_memory({{m, 64, nullptr, 0, m + 256, 64},
-                                        {m + 300, 8, nullptr, 0, m + 1024, 16}}));
-  EXPECT_TRUE(cuda::tasks_share_memory({{m, 64, nullptr, 0, m + 256, 64},
-                                        {m + 512, 8, nullptr, 0, m + 316, 16}}));
+  EXPECT_TRUE(cuda::tasks_share_memory({task(m, nullptr, m + 256), task(m + 300, nullptr, m + 1024, 8)}));
+  EXPECT_TRUE(cuda::tasks_share_memory({task(m, nullptr, m + 256), task(m + 512, nullptr, m + 316, 8)}));
   // Touching ends are not overlaps; empty operands are ignored.
-  EXPECT_FALSE(cuda::tasks_share_memory({{m, 64, nullptr, 0, m + 64, 64},
-                                         {m + 128, 64, m + 64, 0, m + 192, 64}}));
+  EXPECT_FALSE(cuda::tasks_share_memory({task(m, nullptr, m + 64), task(m + 128, nullptr, m + 192)}));
+  cuda::TaskBytes empty_write;
+  empty_write.reads(m + 1024, 64).writes(m, 0);
+  EXPECT_FALSE(cuda::tasks_share_memory({task(m, nullptr, m + 64), empty_write}));
 }
 
 // Host values with a spread of magnitudes and signs.
@@ -71,7 +75,17 @@ const int64_t kSizes[] = {1, 7, 64, 1000, 1024, 16383, 16384, 16385, 70001, 3};
 // (a second run: it reads the first); then 120 FP32 and 10 FP64 updates with
 // two learning rates; then the 16-bit copies scaled with six factor, bias
 // and order combinations.
-Program many_small_ops(Scope& scope) {
+// `host` on the GPU one element past an aligned address: no 16-byte pack
+// fits it, so its task takes the one-element path.
+Tensor misaligned_on(DeviceContext& device, const Tensor& host) {
+  Tensor padded(host.dtype(), {host.numel() + 1});
+  const std::size_t elem = element_size(host.dtype());
+  std::memcpy(static_cast<char*>(padded.raw_data()) + elem, host.raw_data(), host.bytes());
+  const Tensor on_gpu = device.to_device(padded);
+  return Tensor::view(on_gpu.buffer(), on_gpu.offset() + elem, host.dtype(), host.shape());
+}
+
+Program many_small_ops(DeviceContext& device, Scope& scope) {
   Program p = Program::with_global_block();
   Block& b = p.global_block();
   scope.var("lr") = test::tensor<float>({1}, {0.25f});
@@ -81,6 +95,8 @@ Program many_small_ops(Scope& scope) {
     const int64_t n = kSizes[k % 10] + k / 10;
     const bool fp64 = k >= 130;
     scope.var("x" + std::to_string(k)) = wave(fp64 ? DataType::FP64 : DataType::FP32, n, 0.1f * k);
+    if (k % 10 == 8)
+      scope.var("x" + std::to_string(k)) = misaligned_on(device, scope.var("x" + std::to_string(k)));
     const DataType to = fp64 ? DataType::FP32 : (k % 3 ? DataType::BF16 : DataType::FP16);
     b.append_op(cast_op("x" + std::to_string(k), "h" + std::to_string(k),
                         fp64 ? DataType::FP64 : DataType::FP32, to));
@@ -94,8 +110,40 @@ Program many_small_ops(Scope& scope) {
     const DataType dt = fp64 ? DataType::FP64 : DataType::FP32;
     scope.var("p" + std::to_string(k)) = wave(dt, n, 1.0f + k);
     scope.var("g" + std::to_string(k)) = wave(dt, n, 2.0f - k);
+    if (k % 10 == 9) scope.var("p" + std::to_string(k)) = misaligned_on(device, wave(dt, n, 1.0f + k));
     b.append_op(sgd_op("p" + std::to_string(k), "g" + std::to_string(k),
                        fp64 ? "lr64" : (k % 2 ? "lr" : "lr_small")));
+  }
+  // 40 momentum updates (plain and Nesterov) and 40 Adam updates, each
+  // parameter with its own beta powers (advanced in place), 8 of them with
+  // use_global_beta_pow (not advanced).
+  for (int k = 0; k < 80; ++k) {
+    const int64_t n = kSizes[k % 10] + k;
+    const std::string id = std::to_string(k);
+    for (const char* state : {"q", "gq", "m1_", "m2_"})
+      scope.var(state + id) = wave(DataType::FP32, n, 0.5f * k + static_cast<float>(state[0]));
+    if (k < 40) {
+      b.append_op(make_op("momentum",
+                          {{"Param", {"q" + id}}, {"Grad", {"gq" + id}}, {"Velocity", {"m1_" + id}},
+                           {"LearningRate", {k % 2 ? "lr" : "lr_small"}}},
+                          {{"ParamOut", {"q" + id}}, {"VelocityOut", {"m1_" + id}}},
+                          {{"mu", Attribute(0.9f)}, {"use_nesterov", Attribute(k % 4 == 1)}}));
+      continue;
+    }
+    scope.var("b1_" + id) = test::tensor<float>({1}, {0.9f});
+    scope.var("b2_" + id) = test::tensor<float>({1}, {0.999f});
+    scope.var("m2_" + id) = wave(DataType::FP32, n, 0.1f * k);
+    Tensor& m2 = scope.var("m2_" + id);  // second moments are not negative
+    for (int64_t i = 0; i < n; ++i) m2.data<float>()[i] = std::abs(m2.data<float>()[i]);
+    b.append_op(make_op(
+        "adam",
+        {{"Param", {"q" + id}}, {"Grad", {"gq" + id}}, {"LearningRate", {"lr_small"}},
+         {"Moment1", {"m1_" + id}}, {"Moment2", {"m2_" + id}}, {"Beta1Pow", {"b1_" + id}},
+         {"Beta2Pow", {"b2_" + id}}},
+        {{"ParamOut", {"q" + id}}, {"Moment1Out", {"m1_" + id}}, {"Moment2Out", {"m2_" + id}},
+         {"Beta1PowOut", {"b1_" + id}}, {"Beta2PowOut", {"b2_" + id}}},
+        {{"beta1", Attribute(0.9f)}, {"beta2", Attribute(0.999f)}, {"epsilon", Attribute(1e-8f)},
+         {"use_global_beta_pow", Attribute(k >= 72)}}));
   }
   const float factors[] = {0.5f, 1.0f / 1024, 3.0f};
   for (int k = 0; k < 130; ++k)
@@ -117,26 +165,36 @@ TEST(GpuOpBatching, BatchedCastsAndUpdatesGiveTheBitsOfOpsRunAlone) {
   CTP_REQUIRE_GPUS(1);
   DeviceContext device(0);
   Scope batched_scope, alone_scope;
-  const Program program = many_small_ops(batched_scope);
-  many_small_ops(alone_scope);
+  const Program program = many_small_ops(device, batched_scope);
+  many_small_ops(device, alone_scope);
   RunServices services;
   services.device = device.device();
   services.device_context = &device;
   Executor batched(program, services);
   services.batch_ops = false;
   Executor alone(program, services);
-  ASSERT_EQ(batched.batched_runs().size(), 4u);
+  ASSERT_EQ(batched.batched_runs().size(), 6u);
   EXPECT_EQ(batched.batched_runs()[0].count, 150u);
-  for (std::size_t r = 1; r < 4; ++r) EXPECT_EQ(batched.batched_runs()[r].count, 130u);
+  EXPECT_EQ(batched.batched_runs()[1].count, 130u);
+  EXPECT_EQ(batched.batched_runs()[2].count, 130u);
+  EXPECT_EQ(batched.batched_runs()[3].count, 40u);
+  EXPECT_EQ(batched.batched_runs()[4].count, 40u);
+  EXPECT_EQ(batched.batched_runs()[5].count, 130u);
   EXPECT_TRUE(alone.batched_runs().empty());
   for (int step = 0; step < 2; ++step) {  // the second step reuses every output buffer
     batched.run(batched_scope);
     alone.run(alone_scope);
   }
   device.synchronize();
-  for (const std::string& prefix : {"h", "f", "p", "s"})
-    for (int k = 0; k < (prefix == "h" ? 150 : 130); ++k) {
-      const std::string name = prefix + std::to_string(k);
+  struct Outputs {
+    const char* prefix;
+    int first, end;
+  };
+  for (const Outputs& o : {Outputs{"h", 0, 150}, Outputs{"f", 0, 130}, Outputs{"p", 0, 130},
+                           Outputs{"s", 0, 130}, Outputs{"q", 0, 80}, Outputs{"m1_", 0, 80},
+                           Outputs{"m2_", 40, 80}, Outputs{"b1_", 40, 80}, Outputs{"b2_", 40, 80}})
+    for (int k = o.first; k < o.end; ++k) {
+      const std::string name = o.prefix + std::to_string(k);
       EXPECT_EQ(bytes_of(device, batched_scope.var(name)), bytes_of(device, alone_scope.var(name)))
           << name;
     }

@@ -1,0 +1,210 @@
+// The momentum and Adam updates, for one parameter and for many at once
+// (sgd's live with the packed element kernels). One step per element, the
+// same expressions for both forms, so a batched update gives the bits of
+// the updates run one by one. Adam's beta powers advance in a launch of
+// their own after the updates that read them.
+#include "ops/cuda/device_math.cuh"
+
+namespace ctp::cuda::launch {
+namespace {
+
+using namespace detail;  // ops/cuda/device_math.cuh
+
+template <typename T>
+struct MomentumStep {
+  T rate, mu, l2, rescale;
+  bool nesterov;
+  __device__ MomentumStep(Scalar lr, T mu, bool nesterov, T l2, T rescale)
+      : rate(static_cast<T>(load(lr))), mu(mu), l2(l2), rescale(rescale), nesterov(nesterov) {}
+  __device__ void operator()(const OptimizerTask& t, int64_t i) const {
+    const T* p = static_cast<const T*>(t.param);
+    const T* g = static_cast<const T*>(t.grad);
+    const T* v = static_cast<const T*>(t.state[0]);
+    const T gi = add_rn(mul_rn(g[i], rescale), mul_rn(l2, p[i]));
+    const T vi = add_rn(mul_rn(v[i], mu), gi);
+    static_cast<T*>(t.state_out[0])[i] = vi;
+    static_cast<T*>(t.param_out)[i] =
+        nesterov ? p[i] - mul_rn(add_rn(gi, mul_rn(vi, mu)), rate) : p[i] - mul_rn(rate, vi);
+  }
+};
+
+template <typename T>
+struct AdamStep {
+  T b1, b2, lr_t, eps_t;
+  // The bias corrections of this parameter's beta powers, as Paddle folds
+  // them into the rate and epsilon.
+  __device__ AdamStep(const OptimizerTask& t, Scalar lr, T b1, T b2, double epsilon) : b1(b1), b2(b2) {
+    const double b1p = load(t.beta_pow[0]), b2p = load(t.beta_pow[1]);
+    lr_t = static_cast<T>(load(lr) * sqrt(1.0 - b2p) / (1.0 - b1p));
+    eps_t = static_cast<T>(epsilon * sqrt(1.0 - b2p));
+  }
+  __device__ void operator()(const OptimizerTask& t, int64_t i) const {
+    const T* p = static_cast<const T*>(t.param);
+    const T* g = static_cast<const T*>(t.grad);
+    const T* a = static_cast<const T*>(t.state[0]);
+    const T* b = static_cast<const T*>(t.state[1]);
+    const T ai = add_rn(mul_rn(b1, a[i]), mul_rn(T(1) - b1, g[i]));
+    const T bi = add_rn(mul_rn(b2, b[i]), mul_rn(mul_rn(T(1) - b2, g[i]), g[i]));
+    static_cast<T*>(t.state_out[0])[i] = ai;
+    static_cast<T*>(t.state_out[1])[i] = bi;
+    static_cast<T*>(t.param_out)[i] = p[i] - mul_rn(lr_t, ai / (sqrt(bi) + eps_t));
+  }
+};
+
+template <typename T>
+__global__ void momentum_kernel(OptimizerTask t, Scalar lr, T mu, bool nesterov, T l2, T rescale) {
+  const MomentumStep<T> step(lr, mu, nesterov, l2, rescale);
+  for (int64_t i = first_index(); i < t.n; i += grid_stride()) step(t, i);
+}
+
+template <typename T>
+__global__ void adam_kernel(OptimizerTask t, Scalar lr, T b1, T b2, double epsilon) {
+  const AdamStep<T> step(t, lr, b1, b2, epsilon);
+  for (int64_t i = first_index(); i < t.n; i += grid_stride()) step(t, i);
+}
+
+__device__ void advance(Scalar in, double factor, void* out) {
+  const double v = load(in) * factor;
+  if (in.fp64) *static_cast<double*>(out) = v;
+  else *static_cast<float*>(out) = static_cast<float>(v);
+}
+
+__global__ void scalar_times_kernel(Scalar in, double factor, void* out) { advance(in, factor, out); }
+
+// Many parameters' updates per launch, passed by value (under the 4 KiB of
+// kernel parameters every CUDA version accepts); block b updates chunk
+// b - first_chunk[t] of parameter t.
+constexpr int kUpdatesPerLaunch = 32;
+constexpr int64_t kChunkElements = 16384;
+
+struct UpdateTable {
+  OptimizerTask tasks[kUpdatesPerLaunch];
+  uint32_t first_chunk[kUpdatesPerLaunch + 1];
+  int count;
+};
+static_assert(sizeof(UpdateTable) <= 4000, "kernel parameters over 4 KiB");
+
+__device__ int task_of_block(const UpdateTable& table) {
+  int lo = 0, hi = table.count;
+  while (hi - lo > 1) {
+    const int mid = (lo + hi) / 2;
+    if (table.first_chunk[mid] <= blockIdx.x) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+template <typename Step>
+__device__ void run_chunk(const Step& step, const OptimizerTask& t, uint32_t chunk) {
+  const int64_t begin = static_cast<int64_t>(chunk) * kChunkElements;
+  const int64_t end = t.n < begin + kChunkElements ? t.n : begin + kChunkElements;
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) step(t, i);
+}
+
+template <typename T>
+__global__ void multi_momentum_kernel(UpdateTable table, Scalar lr, T mu, bool nesterov, T l2,
+                                      T rescale) {
+  const int k = task_of_block(table);
+  const MomentumStep<T> step(lr, mu, nesterov, l2, rescale);
+  run_chunk(step, table.tasks[k], blockIdx.x - table.first_chunk[k]);
+}
+
+template <typename T>
+__global__ void multi_adam_kernel(UpdateTable table, Scalar lr, T b1, T b2, double epsilon) {
+  const int k = task_of_block(table);
+  const AdamStep<T> step(table.tasks[k], lr, b1, b2, epsilon);
+  run_chunk(step, table.tasks[k], blockIdx.x - table.first_chunk[k]);
+}
+
+// Every task's beta powers times (beta1, beta2), one thread per power.
+__global__ void multi_advance_kernel(UpdateTable table, double beta1, double beta2) {
+  const int i = static_cast<int>(threadIdx.x);
+  if (i >= 2 * table.count) return;
+  const OptimizerTask& t = table.tasks[i / 2];
+  if (t.beta_pow_out[i % 2]) advance(t.beta_pow[i % 2], i % 2 ? beta2 : beta1, t.beta_pow_out[i % 2]);
+}
+
+// Calls launch(table) for every kUpdatesPerLaunch tasks with elements.
+template <typename Launch>
+void for_each_table(const OptimizerTask* tasks, std::size_t count, Launch&& launch) {
+  UpdateTable table;
+  table.count = 0;
+  table.first_chunk[0] = 0;
+  const auto flush = [&] {
+    if (table.count) launch(table);
+    table.count = 0;
+  };
+  for (std::size_t k = 0; k < count; ++k) {
+    const auto chunks = static_cast<uint32_t>((tasks[k].n + kChunkElements - 1) / kChunkElements);
+    if (table.count == kUpdatesPerLaunch || table.first_chunk[table.count] + chunks > (1u << 30))
+      flush();
+    table.tasks[table.count] = tasks[k];
+    table.first_chunk[table.count + 1] = table.first_chunk[table.count] + chunks;
+    ++table.count;
+  }
+  flush();
+}
+
+}  // namespace
+
+template <typename T>
+void momentum(const OptimizerTask& task, Scalar lr, double mu, bool nesterov, double l2_decay,
+              double rescale, Stream s) {
+  if (task.n > 0)
+    momentum_kernel<T><<<grid_for(task.n), kThreads, 0, s>>>(
+        task, lr, static_cast<T>(mu), nesterov, static_cast<T>(l2_decay), static_cast<T>(rescale));
+}
+
+template <typename T>
+void adam(const OptimizerTask& task, Scalar lr, double beta1, double beta2, double epsilon,
+          bool advance_powers, Stream s) {
+  if (task.n > 0)
+    adam_kernel<T><<<grid_for(task.n), kThreads, 0, s>>>(task, lr, static_cast<T>(beta1),
+                                                          static_cast<T>(beta2), epsilon);
+  for (int k = 0; k < 2; ++k)
+    if (task.beta_pow_out[k])
+      scalar_times(task.beta_pow[k], advance_powers ? (k ? beta2 : beta1) : 1.0,
+                   task.beta_pow_out[k], s);
+}
+
+template <typename T>
+void multi_momentum(const OptimizerTask* tasks, std::size_t count, Scalar lr, double mu,
+                    bool nesterov, double l2_decay, double rescale, Stream s) {
+  for_each_table(tasks, count, [&](const UpdateTable& table) {
+    if (table.first_chunk[table.count] > 0)
+      multi_momentum_kernel<T><<<table.first_chunk[table.count], kThreads, 0, s>>>(
+          table, lr, static_cast<T>(mu), nesterov, static_cast<T>(l2_decay),
+          static_cast<T>(rescale));
+  });
+}
+
+template <typename T>
+void multi_adam(const OptimizerTask* tasks, std::size_t count, Scalar lr, double beta1,
+                double beta2, double epsilon, bool advance_powers, Stream s) {
+  // Every update reads its powers before any advances: all updates first.
+  for_each_table(tasks, count, [&](const UpdateTable& table) {
+    if (table.first_chunk[table.count] > 0)
+      multi_adam_kernel<T><<<table.first_chunk[table.count], kThreads, 0, s>>>(
+          table, lr, static_cast<T>(beta1), static_cast<T>(beta2), epsilon);
+  });
+  for_each_table(tasks, count, [&](const UpdateTable& table) {
+    multi_advance_kernel<<<1, 2 * kUpdatesPerLaunch, 0, s>>>(
+        table, advance_powers ? beta1 : 1.0, advance_powers ? beta2 : 1.0);
+  });
+}
+
+void scalar_times(Scalar in, double factor, void* out, Stream s) {
+  scalar_times_kernel<<<1, 1, 0, s>>>(in, factor, out);
+}
+
+#define CTP_INSTANTIATE_OPTIMIZER_KERNELS(T)                                                   \
+  template void momentum<T>(const OptimizerTask&, Scalar, double, bool, double, double, Stream); \
+  template void adam<T>(const OptimizerTask&, Scalar, double, double, double, bool, Stream);    \
+  template void multi_momentum<T>(const OptimizerTask*, std::size_t, Scalar, double, bool,     \
+                                  double, double, Stream);                                      \
+  template void multi_adam<T>(const OptimizerTask*, std::size_t, Scalar, double, double, double, \
+                              bool, Stream);
+CTP_INSTANTIATE_OPTIMIZER_KERNELS(float)
+CTP_INSTANTIATE_OPTIMIZER_KERNELS(double)
+
+}  // namespace ctp::cuda::launch
