@@ -20,7 +20,8 @@
 #           communication, PyTorch DDP (and DDP with bf16 buckets) against the
 #           same model without DDP, all at NGPUS GPUs in the same run; and
 #           the real ResNet-50 and BERT-large steps in PyTorch with and without
-#           DDP (bench/gpu/torch_real_step.py), the reference points
+#           DDP (bench/gpu/torch_real_step.py), the reference points;
+#           and ctp's step without communication under --no-op-batching
 # OUT_DIR receives build.log (with the machine), one log per part (gpu_tests,
 # train, bench_a, bench_b, bench_c) and the CSVs. Each benchmark runs in its
 # own processes, ctp and PyTorch one after the other on the same GPUs.
