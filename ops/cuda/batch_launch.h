@@ -6,8 +6,10 @@
 #include <array>
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <vector>
 
+#include "executor/kernel.h"
 #include "ops/cuda/device_kernels.h"
 
 namespace ctp::cuda {
@@ -61,6 +63,37 @@ void launch_batched(const std::vector<BatchedTask<Key, Task>>& work, LaunchGroup
   std::map<Key, std::vector<Task>> groups;
   for (const BatchedTask<Key, Task>& w : work) groups[w.key].push_back(w.task);
   for (const auto& [key, tasks] : groups) launch_group(key, tasks.data(), tasks.size());
+}
+
+template <typename T>
+std::optional<T> as_optional(T value) {
+  return value;
+}
+template <typename T>
+std::optional<T> as_optional(std::optional<T> value) {
+  return value;
+}
+
+// An op type's kernels from two functions: prepare(ctx) checks the op,
+// sizes its outputs and returns its BatchedTask (or std::nullopt when it did
+// the op's work itself, as a cast to the same dtype), and
+// launch_group(ctx, key, tasks, count) launches tasks of one key. run_one is
+// the single kernel, run_batch the batch kernel (one launch per key).
+template <auto prepare, auto launch_group>
+void run_one(KernelContext& ctx) {
+  if (auto work = as_optional(prepare(ctx))) launch_group(ctx, work->key, &work->task, 1);
+}
+
+template <auto prepare, auto launch_group>
+void run_batch(std::vector<KernelContext>& ops) {
+  using Work = typename decltype(as_optional(prepare(ops.front())))::value_type;
+  std::vector<Work> work;
+  work.reserve(ops.size());
+  for (KernelContext& ctx : ops)
+    if (auto w = as_optional(prepare(ctx))) work.push_back(std::move(*w));
+  launch_batched(work, [&](const auto& key, const auto* tasks, std::size_t count) {
+    launch_group(ops.front(), key, tasks, count);
+  });
 }
 
 }  // namespace ctp::cuda

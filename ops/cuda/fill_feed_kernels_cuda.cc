@@ -133,19 +133,6 @@ void launch_casts(KernelContext& ctx, const CastKey& key, const launch::TensorTa
   });
 }
 
-void cast(KernelContext& ctx) {
-  if (const auto work = prepare_cast(ctx)) launch_casts(ctx, work->key, &work->task, 1);
-}
-
-// A run of independent casts (mixed precision's per-parameter casts): one
-// launch per pair of dtypes.
-void cast_batch(std::vector<KernelContext>& ops) {
-  std::vector<BatchedTask<CastKey>> work;
-  for (KernelContext& ctx : ops)
-    if (auto w = prepare_cast(ctx)) work.push_back(*w);
-  launch_batched(work, [&](const CastKey& key, const launch::TensorTask* tasks,
-                           std::size_t count) { launch_casts(ops.front(), key, tasks, count); });
-}
 
 std::size_t column(KernelContext& ctx) {
   const int64_t col = ctx.attr_int("col", 0);
@@ -192,8 +179,10 @@ CTP_REGISTER_KERNEL(fill_constant, CUDA, fill_constant);
 CTP_REGISTER_KERNEL(uniform_random, CUDA, run_on_host_and_upload);
 CTP_REGISTER_KERNEL(gaussian_random, CUDA, run_on_host_and_upload);
 CTP_REGISTER_KERNEL(assign, CUDA, assign);
-CTP_REGISTER_KERNEL(cast, CUDA, cast);
-CTP_REGISTER_BATCH_KERNEL(cast, CUDA, cast_batch);
+// A run of independent casts (mixed precision's per-parameter casts): one
+// launch per pair of dtypes.
+CTP_REGISTER_KERNEL(cast, CUDA, (run_one<prepare_cast, launch_casts>));
+CTP_REGISTER_BATCH_KERNEL(cast, CUDA, (run_batch<prepare_cast, launch_casts>));
 CTP_REGISTER_KERNEL(feed, CUDA, feed);
 CTP_REGISTER_KERNEL(fetch, CUDA, fetch);
 

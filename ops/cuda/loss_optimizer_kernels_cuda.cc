@@ -153,20 +153,6 @@ void launch_sgd(KernelContext& ctx, const SgdKey& key, const launch::TensorTask*
   });
 }
 
-void sgd(KernelContext& ctx) {
-  const BatchedTask<SgdKey> work = prepare_sgd(ctx);
-  launch_sgd(ctx, work.key, &work.task, 1);
-}
-
-// A run of independent sgd updates (one per parameter): one launch per
-// element type and learning rate.
-void sgd_batch(std::vector<KernelContext>& ops) {
-  std::vector<BatchedTask<SgdKey>> work;
-  work.reserve(ops.size());
-  for (KernelContext& ctx : ops) work.push_back(prepare_sgd(ctx));
-  launch_batched(work, [&](const SgdKey& key, const launch::TensorTask* tasks,
-                           std::size_t count) { launch_sgd(ops.front(), key, tasks, count); });
-}
 
 // Updates with one element type, learning rate and attributes share a
 // launch (doubles by their bits).
@@ -208,17 +194,16 @@ BatchedTask<MomentumKey, launch::OptimizerTask> prepare_momentum(KernelContext& 
 
 void launch_momentum(KernelContext& ctx, const MomentumKey& key,
                      const launch::OptimizerTask* tasks, std::size_t count) {
-  const auto [dtype, lr_data, lr64, mu, nesterov, decay, rescale] = key;
-  const launch::Scalar lr{lr_data, lr64};
-  dispatch_float(dtype, ctx, "Param", [&]<typename T>() {
+  const launch::Scalar lr{std::get<1>(key), std::get<2>(key)};
+  const auto mu = std::bit_cast<double>(std::get<3>(key));
+  const bool nesterov = std::get<4>(key);
+  const auto decay = std::bit_cast<double>(std::get<5>(key));
+  const auto rescale = std::bit_cast<double>(std::get<6>(key));
+  dispatch_float(std::get<0>(key), ctx, "Param", [&]<typename T>() {
     if (count == 1)
-      launch::momentum<T>(*tasks, lr, std::bit_cast<double>(mu), nesterov,
-                          std::bit_cast<double>(decay), std::bit_cast<double>(rescale),
-                          stream_of(ctx));
+      launch::momentum<T>(*tasks, lr, mu, nesterov, decay, rescale, stream_of(ctx));
     else
-      launch::multi_momentum<T>(tasks, count, lr, std::bit_cast<double>(mu), nesterov,
-                                std::bit_cast<double>(decay), std::bit_cast<double>(rescale),
-                                stream_of(ctx));
+      launch::multi_momentum<T>(tasks, count, lr, mu, nesterov, decay, rescale, stream_of(ctx));
   });
 }
 
@@ -281,52 +266,30 @@ BatchedTask<AdamKey, launch::OptimizerTask> prepare_adam(KernelContext& ctx) {
 
 void launch_adam(KernelContext& ctx, const AdamKey& key, const launch::OptimizerTask* tasks,
                  std::size_t count) {
-  const auto [dtype, lr_data, lr64, beta1, beta2, epsilon, advance] = key;
-  const launch::Scalar lr{lr_data, lr64};
-  dispatch_float(dtype, ctx, "Param", [&]<typename T>() {
+  const launch::Scalar lr{std::get<1>(key), std::get<2>(key)};
+  const auto beta1 = std::bit_cast<double>(std::get<3>(key));
+  const auto beta2 = std::bit_cast<double>(std::get<4>(key));
+  const auto epsilon = std::bit_cast<double>(std::get<5>(key));
+  const bool advance = std::get<6>(key);
+  dispatch_float(std::get<0>(key), ctx, "Param", [&]<typename T>() {
     if (count == 1)
-      launch::adam<T>(*tasks, lr, std::bit_cast<double>(beta1), std::bit_cast<double>(beta2),
-                      std::bit_cast<double>(epsilon), advance, stream_of(ctx));
+      launch::adam<T>(*tasks, lr, beta1, beta2, epsilon, advance, stream_of(ctx));
     else
-      launch::multi_adam<T>(tasks, count, lr, std::bit_cast<double>(beta1),
-                            std::bit_cast<double>(beta2), std::bit_cast<double>(epsilon), advance,
-                            stream_of(ctx));
+      launch::multi_adam<T>(tasks, count, lr, beta1, beta2, epsilon, advance, stream_of(ctx));
   });
-}
-
-// One op, or a run of independent ones (an update per parameter): one
-// launch per element type, learning rate and attributes.
-template <typename Key, BatchedTask<Key, launch::OptimizerTask> (*prepare)(KernelContext&),
-          void (*launch_group)(KernelContext&, const Key&, const launch::OptimizerTask*,
-                               std::size_t)>
-void run_updates(std::vector<KernelContext>& ops) {
-  std::vector<BatchedTask<Key, launch::OptimizerTask>> work;
-  work.reserve(ops.size());
-  for (KernelContext& ctx : ops) work.push_back(prepare(ctx));
-  launch_batched(work, [&](const Key& key, const launch::OptimizerTask* tasks,
-                           std::size_t count) { launch_group(ops.front(), key, tasks, count); });
-}
-
-void momentum(KernelContext& ctx) {
-  const auto work = prepare_momentum(ctx);
-  launch_momentum(ctx, work.key, &work.task, 1);
-}
-
-void adam(KernelContext& ctx) {
-  const auto work = prepare_adam(ctx);
-  launch_adam(ctx, work.key, &work.task, 1);
 }
 
 }  // namespace
 
 CTP_REGISTER_KERNEL(softmax_with_cross_entropy, CUDA, softmax_with_cross_entropy);
 CTP_REGISTER_KERNEL(softmax_with_cross_entropy_grad, CUDA, softmax_with_cross_entropy_grad);
-CTP_REGISTER_KERNEL(sgd, CUDA, sgd);
-CTP_REGISTER_BATCH_KERNEL(sgd, CUDA, sgd_batch);
-CTP_REGISTER_KERNEL(momentum, CUDA, momentum);
-CTP_REGISTER_BATCH_KERNEL(momentum, CUDA,
-                          (run_updates<MomentumKey, prepare_momentum, launch_momentum>));
-CTP_REGISTER_KERNEL(adam, CUDA, adam);
-CTP_REGISTER_BATCH_KERNEL(adam, CUDA, (run_updates<AdamKey, prepare_adam, launch_adam>));
+// A run of independent updates (one per parameter): one launch per element
+// type, learning rate and attributes.
+CTP_REGISTER_KERNEL(sgd, CUDA, (run_one<prepare_sgd, launch_sgd>));
+CTP_REGISTER_BATCH_KERNEL(sgd, CUDA, (run_batch<prepare_sgd, launch_sgd>));
+CTP_REGISTER_KERNEL(momentum, CUDA, (run_one<prepare_momentum, launch_momentum>));
+CTP_REGISTER_BATCH_KERNEL(momentum, CUDA, (run_batch<prepare_momentum, launch_momentum>));
+CTP_REGISTER_KERNEL(adam, CUDA, (run_one<prepare_adam, launch_adam>));
+CTP_REGISTER_BATCH_KERNEL(adam, CUDA, (run_batch<prepare_adam, launch_adam>));
 
 }  // namespace ctp::cuda

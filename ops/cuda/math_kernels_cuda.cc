@@ -132,9 +132,10 @@ BatchedTask<ScaleKey> prepare_scale(KernelContext& ctx) {
 
 void launch_scale(KernelContext& ctx, const ScaleKey& key, const launch::TensorTask* tasks,
                   std::size_t count) {
-  const auto [dtype, factor_bits, bias_bits, bias_after_scale] = key;
-  const auto factor = std::bit_cast<double>(factor_bits), bias = std::bit_cast<double>(bias_bits);
-  dispatch_mixed(dtype, ctx, "X", [&]<typename T>() {
+  const auto factor = std::bit_cast<double>(std::get<1>(key));
+  const auto bias = std::bit_cast<double>(std::get<2>(key));
+  const bool bias_after_scale = std::get<3>(key);
+  dispatch_mixed(std::get<0>(key), ctx, "X", [&]<typename T>() {
     if (count == 1)
       launch::scale<T>(static_cast<const T*>(tasks->a), static_cast<T*>(tasks->out), tasks->n,
                        factor, bias, bias_after_scale, stream_of(ctx));
@@ -143,20 +144,7 @@ void launch_scale(KernelContext& ctx, const ScaleKey& key, const launch::TensorT
   });
 }
 
-void scale(KernelContext& ctx) {
-  const BatchedTask<ScaleKey> work = prepare_scale(ctx);
-  launch_scale(ctx, work.key, &work.task, 1);
-}
 
-// A run of independent scales (mixed precision's unscaling of every
-// gradient): one launch per dtype, factor and bias.
-void scale_batch(std::vector<KernelContext>& ops) {
-  std::vector<BatchedTask<ScaleKey>> work;
-  work.reserve(ops.size());
-  for (KernelContext& ctx : ops) work.push_back(prepare_scale(ctx));
-  launch_batched(work, [&](const ScaleKey& key, const launch::TensorTask* tasks,
-                           std::size_t count) { launch_scale(ops.front(), key, tasks, count); });
-}
 
 void sum(KernelContext& ctx) {
   const std::size_t n = ctx.input_names("X").size();
@@ -284,8 +272,10 @@ CTP_REGISTER_KERNEL(elementwise_sub_grad, CUDA, elementwise_grad<Binary::Sub>);
 CTP_REGISTER_KERNEL(elementwise_mul_grad, CUDA, elementwise_grad<Binary::Mul>);
 CTP_REGISTER_KERNEL(relu, CUDA, relu);
 CTP_REGISTER_KERNEL(relu_grad, CUDA, relu_grad);
-CTP_REGISTER_KERNEL(scale, CUDA, scale);
-CTP_REGISTER_BATCH_KERNEL(scale, CUDA, scale_batch);
+// A run of independent scales (mixed precision's unscaling of every
+// gradient): one launch per dtype, factor and bias.
+CTP_REGISTER_KERNEL(scale, CUDA, (run_one<prepare_scale, launch_scale>));
+CTP_REGISTER_BATCH_KERNEL(scale, CUDA, (run_batch<prepare_scale, launch_scale>));
 CTP_REGISTER_KERNEL(sum, CUDA, sum);
 CTP_REGISTER_KERNEL(mean, CUDA, mean);
 CTP_REGISTER_KERNEL(mean_grad, CUDA, mean_grad);
