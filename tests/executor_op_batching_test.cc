@@ -4,7 +4,9 @@
 #include <sstream>
 
 #include "executor/op_profile.h"
+#include "samples/mlp_model.h"
 #include "tests/kernels_test_util.h"
+#include "transpilers/transpile.h"
 
 namespace ctp {
 namespace {
@@ -183,6 +185,59 @@ TEST(OpBatching, TheProfileSharesABatchsTimeAmongItsOps) {
   std::ostringstream printed;
   profile.print(printed);
   EXPECT_NE(printed.str().find("3 ops ran in 1 batch "), std::string::npos) << printed.str();
+}
+
+// The runs a GPU batches in the sample's mixed-precision program: every
+// parameter's cast, every cast back, every unscaling, every update. Each
+// transpiler must keep them whole (it inserts its ops around them), except
+// that local_sgd, as the reference, follows each update with that
+// parameter's own reduction, so its updates run one by one.
+TEST(OpBatching, EveryTranspilerKeepsTheMixedPrecisionRunsWhole) {
+  const auto batchable = [](const Op& op) {
+    return op.type == "cast" || op.type == "scale" || op.type == "sgd";
+  };
+  struct Mode {
+    const char* mode;
+    int fuse_allreduce;
+    const char* trans_mode;
+    int64_t bucket_bytes;
+  };
+  for (const Mode& m : {Mode{"none", 0, "", 0}, Mode{"grad_allreduce", 0, "", 0},
+                        Mode{"grad_allreduce", 0, "", 1 << 12}, Mode{"local_sgd", 0, "", 0},
+                        Mode{"single_process_multi_thread", 0, "", 0},
+                        Mode{"single_process_multi_thread", 2, "", 0},
+                        Mode{"multi_thread", 0, "fuse_all_reduce", 0},
+                        Mode{"multi_thread", 0, "all_reduce", 0}}) {
+    samples::MlpConfig config;
+    config.hidden = {16, 16, 16};
+    config.amp = DataType::FP16;
+    config.loss_scale = 64;
+    samples::MlpPrograms p = samples::build_mlp(config);
+    const std::size_t params = p.parameters.size();
+    const std::string what = std::string(m.mode) + " " + m.trans_mode + " fuse " +
+                             std::to_string(m.fuse_allreduce) + " buckets " +
+                             std::to_string(m.bucket_bytes);
+    if (std::string(m.mode) != "none") {
+      TranspileOptions t;
+      t.collective.endpoints = {"127.0.0.1:6170", "127.0.0.1:6171"};
+      t.collective.current_endpoint = t.collective.endpoints[0];
+      t.single_process_multi_thread.fuse_allreduce = m.fuse_allreduce;
+      t.single_process_multi_thread.gpu_nums = 2;
+      t.multi_thread.gpu_num = 2;
+      if (*m.trans_mode) t.multi_thread.trans_mode = parse_multi_thread_trans_mode(m.trans_mode);
+      t.grad_allreduce.bucket_bytes = m.bucket_bytes;
+      transpile(parse_transpile_mode(m.mode), t, p.startup, p.main);
+    }
+    std::vector<std::pair<std::string, std::size_t>> runs;
+    std::vector<const Op*> ops;
+    for (const Op& op : p.main.global_block().ops()) ops.push_back(&op);
+    for (const OpRun& run : independent_op_runs(p.main.global_block(), batchable))
+      runs.emplace_back(ops[run.first]->type, run.count);
+    std::vector<std::pair<std::string, std::size_t>> want{
+        {"cast", params + 1}, {"cast", params}, {"scale", params}, {"sgd", params}};
+    if (std::string(m.mode) == "local_sgd") want.pop_back();
+    EXPECT_EQ(runs, want) << what;
+  }
 }
 
 }  // namespace
