@@ -37,39 +37,38 @@ bool aligned_for_packs(const T* p) {
   return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * N) == 0;
 }
 
-// out[i] = f(a[i]), N elements per step of a thread; the last n % N elements
-// one at a time.
-template <int N, typename A, typename Out, typename F>
-__global__ void map1_kernel(F f, const A* a, Out* out, int64_t n) {
-  const int64_t packs = n / N;
-  const auto* ap = reinterpret_cast<const Pack<A, N>*>(a);
-  auto* op = reinterpret_cast<Pack<Out, N>*>(out);
-  for (int64_t p = first_index(); p < packs; p += grid_stride()) {
-    const Pack<A, N> x = ap[p];
-    Pack<Out, N> r;
-#pragma unroll
-    for (int u = 0; u < N; ++u) r.v[u] = f(x.v[u]);
-    op[p] = r;
-  }
-  for (int64_t i = packs * N + first_index(); i < n; i += grid_stride()) out[i] = f(a[i]);
+// Element i's result: f(a[i]) (Arity 1) or f(a[i], b[i]) (Arity 2).
+template <int Arity, typename A, typename B, typename F>
+__device__ inline auto apply_at(const F& f, const A& a, const B& b) {
+  if constexpr (Arity == 1) return f(a);
+  else return f(a, b);
 }
 
-// out[i] = f(a[i], b[i]), as map1_kernel.
-template <int N, typename A, typename B, typename Out, typename F>
-__global__ void map2_kernel(F f, const A* a, const B* b, Out* out, int64_t n) {
-  const int64_t packs = n / N;
-  const auto* ap = reinterpret_cast<const Pack<A, N>*>(a);
-  const auto* bp = reinterpret_cast<const Pack<B, N>*>(b);
-  auto* op = reinterpret_cast<Pack<Out, N>*>(out);
-  for (int64_t p = first_index(); p < packs; p += grid_stride()) {
-    const Pack<A, N> x = ap[p];
-    const Pack<B, N> y = bp[p];
+// Elements [begin, end) of out = f(a[, b]) by the threads `thread` of
+// `threads`: packs of N (begin a multiple of N, operands aligned for packs),
+// then the elements past the last whole pack one at a time.
+template <int N, int Arity, typename A, typename B, typename Out, typename F>
+__device__ inline void map_range(const F& f, const A* a, const B* b, Out* out, int64_t begin,
+                                 int64_t end, int64_t thread, int64_t threads) {
+  const int64_t packs_end = end / N;
+  for (int64_t p = begin / N + thread; p < packs_end; p += threads) {
+    const Pack<A, N> x = reinterpret_cast<const Pack<A, N>*>(a)[p];
+    Pack<B, N> y;
+    if constexpr (Arity == 2) y = reinterpret_cast<const Pack<B, N>*>(b)[p];
     Pack<Out, N> r;
 #pragma unroll
-    for (int u = 0; u < N; ++u) r.v[u] = f(x.v[u], y.v[u]);
-    op[p] = r;
+    for (int u = 0; u < N; ++u) r.v[u] = apply_at<Arity>(f, x.v[u], y.v[u]);
+    reinterpret_cast<Pack<Out, N>*>(out)[p] = r;
   }
-  for (int64_t i = packs * N + first_index(); i < n; i += grid_stride()) out[i] = f(a[i], b[i]);
+  const int64_t tail = begin > packs_end * N ? begin : packs_end * N;
+  for (int64_t i = tail + thread; i < end; i += threads)
+    out[i] = apply_at<Arity>(f, a[i], Arity == 2 ? b[i] : B{});
+}
+
+// out[i] = f(a[i]) or f(a[i], b[i]) over the whole grid.
+template <int N, int Arity, typename A, typename B, typename Out, typename F>
+__global__ void map_kernel(F f, const A* a, const B* b, Out* out, int64_t n) {
+  map_range<N, Arity>(f, a, b, out, 0, n, first_index(), grid_stride());
 }
 
 template <typename A, typename Out, typename F>
@@ -77,9 +76,9 @@ void map1(F f, const A* a, Out* out, int64_t n, Stream s) {
   if (n <= 0) return;
   constexpr int N = pack_size<A, Out>();
   if (aligned_for_packs<N>(a) && aligned_for_packs<N>(out))
-    map1_kernel<N><<<grid_for((n + N - 1) / N), kThreads, 0, s>>>(f, a, out, n);
+    map_kernel<N, 1, A, A><<<grid_for((n + N - 1) / N), kThreads, 0, s>>>(f, a, a, out, n);
   else
-    map1_kernel<1><<<grid_for(n), kThreads, 0, s>>>(f, a, out, n);
+    map_kernel<1, 1, A, A><<<grid_for(n), kThreads, 0, s>>>(f, a, a, out, n);
 }
 
 template <typename A, typename B, typename Out, typename F>
@@ -87,9 +86,9 @@ void map2(F f, const A* a, const B* b, Out* out, int64_t n, Stream s) {
   if (n <= 0) return;
   constexpr int N = pack_size<A, B, Out>();
   if (aligned_for_packs<N>(a) && aligned_for_packs<N>(b) && aligned_for_packs<N>(out))
-    map2_kernel<N><<<grid_for((n + N - 1) / N), kThreads, 0, s>>>(f, a, b, out, n);
+    map_kernel<N, 2><<<grid_for((n + N - 1) / N), kThreads, 0, s>>>(f, a, b, out, n);
   else
-    map2_kernel<1><<<grid_for(n), kThreads, 0, s>>>(f, a, b, out, n);
+    map_kernel<1, 2><<<grid_for(n), kThreads, 0, s>>>(f, a, b, out, n);
 }
 
 // Doubles pass through float on their way to 16 bits, as on the CPU.
@@ -197,33 +196,13 @@ __global__ void multi_map_kernel(F f, TaskTable table) {
   }
   const int t = lo;
   const A* a = static_cast<const A*>(table.a[t]);
-  const B* b = static_cast<const B*>(table.b[t]);
+  // One operand: b is a again (never read), so every pointer is valid.
+  const B* b = Arity == 2 ? static_cast<const B*>(table.b[t]) : reinterpret_cast<const B*>(a);
   Out* out = static_cast<Out*>(table.out[t]);
   const int64_t begin = static_cast<int64_t>(block - table.first_chunk[t]) * kChunkElements;
   const int64_t end = table.n[t] < begin + kChunkElements ? table.n[t] : begin + kChunkElements;
-  const auto element = [&](int64_t i) {
-    if constexpr (Arity == 1) out[i] = f(a[i]);
-    else out[i] = f(a[i], b[i]);
-  };
-  int64_t i = begin + threadIdx.x;
-  if (table.packed[t]) {
-    const int64_t packs_end = end / N;
-    for (int64_t p = begin / N + threadIdx.x; p < packs_end; p += blockDim.x) {
-      const Pack<A, N> x = reinterpret_cast<const Pack<A, N>*>(a)[p];
-      Pack<Out, N> r;
-      if constexpr (Arity == 1) {
-#pragma unroll
-        for (int u = 0; u < N; ++u) r.v[u] = f(x.v[u]);
-      } else {
-        const Pack<B, N> y = reinterpret_cast<const Pack<B, N>*>(b)[p];
-#pragma unroll
-        for (int u = 0; u < N; ++u) r.v[u] = f(x.v[u], y.v[u]);
-      }
-      reinterpret_cast<Pack<Out, N>*>(out)[p] = r;
-    }
-    i = packs_end * N + threadIdx.x;
-  }
-  for (; i < end; i += blockDim.x) element(i);
+  if (table.packed[t]) map_range<N, Arity>(f, a, b, out, begin, end, threadIdx.x, blockDim.x);
+  else map_range<1, Arity>(f, a, b, out, begin, end, threadIdx.x, blockDim.x);
 }
 
 // Launches f over every task, kTasksPerLaunch at a time.
