@@ -65,6 +65,13 @@ void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int
                  const BroadcastIndex& index, Stream s, void* workspace, double factor = 1.0);
 template <typename T>
 std::size_t binary_grad_workspace(Binary op, bool for_y, int64_t n_d, const BroadcastIndex& index);
+// Both gradients of an add or sub whose X has the output's layout and whose
+// Y is summed over leading dims (a bias) in many rows: one pass over dout
+// gives X's gradient and Y's run sums (workspace: binary_grad_workspace for
+// Y), with binary_grad's bits. False, doing nothing, for any other layout.
+template <typename T>
+bool add_grads_in_one_pass(Binary op, const T* dout, T* dx, T* dy, int64_t n_y,
+                           const BroadcastIndex& index, Stream s, void* workspace);
 // out[o] = src[j(o)] * factor over index.out_shape, j from index.x_strides
 // (a broadcast copy: reduce_mean_grad).
 template <typename T>

@@ -71,6 +71,15 @@ void elementwise_grad(KernelContext& ctx) {
                 ", expected " + shape_string(plan.out_shape));
   const launch::BroadcastIndex index = index_of(ctx, plan);
   dispatch_mixed(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+    if (kOp != Binary::Mul && ctx.has_output("X@GRAD") && ctx.has_output("Y@GRAD")) {
+      // A bias's layer: X's gradient is dout, Y's its column sums; one pass.
+      Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), x.shape());
+      Tensor& dy = device_output(ctx, "Y@GRAD", 0, dout.dtype(), y.shape());
+      if (launch::add_grads_in_one_pass<T>(kOp, dout.data<T>(), dx.data<T>(), dy.data<T>(),
+                                           dy.numel(), index, stream_of(ctx),
+                                           grad_workspace<T>(ctx, kOp, true, dy.numel(), index)))
+        return;
+    }
     if (ctx.has_output("X@GRAD")) {
       Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), x.shape());
       launch::binary_grad<T>(kOp, false, dout.data<T>(), y.data<T>(), dx.data<T>(), dx.numel(),
