@@ -4,6 +4,7 @@
 // the updates run one by one. Adam's beta powers advance in a launch of
 // their own after the updates that read them.
 #include "ops/cuda/device_math.cuh"
+#include "ops/cuda/multi_tensor.cuh"
 
 namespace ctp::cuda::launch {
 namespace {
@@ -71,49 +72,29 @@ __device__ void advance(Scalar in, double factor, void* out) {
 
 __global__ void scalar_times_kernel(Scalar in, double factor, void* out) { advance(in, factor, out); }
 
-// Many parameters' updates per launch, passed by value (under the 4 KiB of
-// kernel parameters every CUDA version accepts); block b updates chunk
-// b - first_chunk[t] of parameter t.
+// Many parameters' updates per launch (multi_tensor.cuh).
 constexpr int kUpdatesPerLaunch = 32;
-constexpr int64_t kChunkElements = 16384;
-
-struct UpdateTable {
-  OptimizerTask tasks[kUpdatesPerLaunch];
-  uint32_t first_chunk[kUpdatesPerLaunch + 1];
-  int count;
-};
-static_assert(sizeof(UpdateTable) <= 4000, "kernel parameters over 4 KiB");
-
-__device__ int task_of_block(const UpdateTable& table) {
-  int lo = 0, hi = table.count;
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    if (table.first_chunk[mid] <= blockIdx.x) lo = mid;
-    else hi = mid;
-  }
-  return lo;
-}
+using UpdateTable = ChunkTable<OptimizerTask, kUpdatesPerLaunch>;
 
 template <typename Step>
-__device__ void run_chunk(const Step& step, const OptimizerTask& t, uint32_t chunk) {
-  const int64_t begin = static_cast<int64_t>(chunk) * kChunkElements;
-  const int64_t end = t.n < begin + kChunkElements ? t.n : begin + kChunkElements;
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) step(t, i);
+__device__ void run_chunk(const Step& step, const UpdateTable& table, int k) {
+  int64_t begin = 0, end = 0;
+  table.chunk_of_block(k, begin, end);
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) step(table.tasks[k], i);
 }
 
 template <typename T>
 __global__ void multi_momentum_kernel(UpdateTable table, Scalar lr, T mu, bool nesterov, T l2,
                                       T rescale) {
-  const int k = task_of_block(table);
   const MomentumStep<T> step(lr, mu, nesterov, l2, rescale);
-  run_chunk(step, table.tasks[k], blockIdx.x - table.first_chunk[k]);
+  run_chunk(step, table, table.task_of_block());
 }
 
 template <typename T>
 __global__ void multi_adam_kernel(UpdateTable table, Scalar lr, T b1, T b2, double epsilon) {
-  const int k = task_of_block(table);
+  const int k = table.task_of_block();
   const AdamStep<T> step(table.tasks[k], lr, b1, b2, epsilon);
-  run_chunk(step, table.tasks[k], blockIdx.x - table.first_chunk[k]);
+  run_chunk(step, table, k);
 }
 
 // Every task's beta powers times (beta1, beta2), one thread per power.
@@ -122,27 +103,6 @@ __global__ void multi_advance_kernel(UpdateTable table, double beta1, double bet
   if (i >= 2 * table.count) return;
   const OptimizerTask& t = table.tasks[i / 2];
   if (t.beta_pow_out[i % 2]) advance(t.beta_pow[i % 2], i % 2 ? beta2 : beta1, t.beta_pow_out[i % 2]);
-}
-
-// Calls launch(table) for every kUpdatesPerLaunch tasks with elements.
-template <typename Launch>
-void for_each_table(const OptimizerTask* tasks, std::size_t count, Launch&& launch) {
-  UpdateTable table;
-  table.count = 0;
-  table.first_chunk[0] = 0;
-  const auto flush = [&] {
-    if (table.count) launch(table);
-    table.count = 0;
-  };
-  for (std::size_t k = 0; k < count; ++k) {
-    const auto chunks = static_cast<uint32_t>((tasks[k].n + kChunkElements - 1) / kChunkElements);
-    if (table.count == kUpdatesPerLaunch || table.first_chunk[table.count] + chunks > (1u << 30))
-      flush();
-    table.tasks[table.count] = tasks[k];
-    table.first_chunk[table.count + 1] = table.first_chunk[table.count] + chunks;
-    ++table.count;
-  }
-  flush();
 }
 
 }  // namespace
@@ -170,9 +130,9 @@ void adam(const OptimizerTask& task, Scalar lr, double beta1, double beta2, doub
 template <typename T>
 void multi_momentum(const OptimizerTask* tasks, std::size_t count, Scalar lr, double mu,
                     bool nesterov, double l2_decay, double rescale, Stream s) {
-  for_each_table(tasks, count, [&](const UpdateTable& table) {
-    if (table.first_chunk[table.count] > 0)
-      multi_momentum_kernel<T><<<table.first_chunk[table.count], kThreads, 0, s>>>(
+  for_each_chunk_table<kUpdatesPerLaunch>(tasks, count, [&](const UpdateTable& table) {
+    if (table.blocks() > 0)
+      multi_momentum_kernel<T><<<table.blocks(), kThreads, 0, s>>>(
           table, lr, static_cast<T>(mu), nesterov, static_cast<T>(l2_decay),
           static_cast<T>(rescale));
   });
@@ -182,12 +142,12 @@ template <typename T>
 void multi_adam(const OptimizerTask* tasks, std::size_t count, Scalar lr, double beta1,
                 double beta2, double epsilon, bool advance_powers, Stream s) {
   // Every update reads its powers before any advances: all updates first.
-  for_each_table(tasks, count, [&](const UpdateTable& table) {
-    if (table.first_chunk[table.count] > 0)
-      multi_adam_kernel<T><<<table.first_chunk[table.count], kThreads, 0, s>>>(
+  for_each_chunk_table<kUpdatesPerLaunch>(tasks, count, [&](const UpdateTable& table) {
+    if (table.blocks() > 0)
+      multi_adam_kernel<T><<<table.blocks(), kThreads, 0, s>>>(
           table, lr, static_cast<T>(beta1), static_cast<T>(beta2), epsilon);
   });
-  for_each_table(tasks, count, [&](const UpdateTable& table) {
+  for_each_chunk_table<kUpdatesPerLaunch>(tasks, count, [&](const UpdateTable& table) {
     multi_advance_kernel<<<1, 2 * kUpdatesPerLaunch, 0, s>>>(
         table, advance_powers ? beta1 : 1.0, advance_powers ? beta2 : 1.0);
   });

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "ops/cuda/device_math.cuh"
+#include "ops/cuda/multi_tensor.cuh"
 
 namespace ctp::cuda::launch {
 namespace {
@@ -33,7 +34,7 @@ constexpr int pack_size() {
 }
 
 template <int N, typename T>
-bool aligned_for_packs(const T* p) {
+__host__ __device__ bool aligned_for_packs(const T* p) {
   return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * N) == 0;
 }
 
@@ -164,78 +165,35 @@ __global__ void periodic_binary_pack_kernel(Binary op, const T* x, const T* y, T
   }
 }
 
-// A launch's share of a multi-tensor batch, passed by value (kernel
-// parameters: no table to upload, nothing to keep between steps). It stays
-// under the 4 KiB that every CUDA version accepts.
 constexpr int kTasksPerLaunch = 96;
-// Elements per block; a multiple of every pack size, so a chunk's first
-// element starts a pack.
-constexpr int64_t kChunkElements = 16384;
 
-struct TaskTable {
-  const void* a[kTasksPerLaunch];
-  const void* b[kTasksPerLaunch];
-  void* out[kTasksPerLaunch];
-  int64_t n[kTasksPerLaunch];
-  uint32_t first_chunk[kTasksPerLaunch + 1];  // prefix sums; [count] is the grid
-  bool packed[kTasksPerLaunch];               // every operand aligned for packs
-  int count;
-};
-static_assert(sizeof(TaskTable) <= 4000, "kernel parameters over 4 KiB");
-
-// Block b runs chunk b - first_chunk[t] of the task t whose chunks hold b:
-// f over one operand (Arity 1: out = f(a)) or two (out = f(a, b)).
+// Block b runs its chunk of one task (multi_tensor.cuh): f over one operand
+// (Arity 1: out = f(a)) or two (out = f(a, b)), in packs when the task's
+// operands are aligned for them.
 template <int N, int Arity, typename A, typename B, typename Out, typename F>
-__global__ void multi_map_kernel(F f, TaskTable table) {
-  const auto block = static_cast<uint32_t>(blockIdx.x);
-  int lo = 0, hi = table.count;
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    if (table.first_chunk[mid] <= block) lo = mid;
-    else hi = mid;
-  }
-  const int t = lo;
-  const A* a = static_cast<const A*>(table.a[t]);
+__global__ void multi_map_kernel(F f, ChunkTable<TensorTask, kTasksPerLaunch> table) {
+  const int t = table.task_of_block();
+  const TensorTask& task = table.tasks[t];
+  const A* a = static_cast<const A*>(task.a);
   // One operand: b is a again (never read), so every pointer is valid.
-  const B* b = Arity == 2 ? static_cast<const B*>(table.b[t]) : reinterpret_cast<const B*>(a);
-  Out* out = static_cast<Out*>(table.out[t]);
-  const int64_t begin = static_cast<int64_t>(block - table.first_chunk[t]) * kChunkElements;
-  const int64_t end = table.n[t] < begin + kChunkElements ? table.n[t] : begin + kChunkElements;
-  if (table.packed[t]) map_range<N, Arity>(f, a, b, out, begin, end, threadIdx.x, blockDim.x);
-  else map_range<1, Arity>(f, a, b, out, begin, end, threadIdx.x, blockDim.x);
+  const B* b = Arity == 2 ? static_cast<const B*>(task.b) : reinterpret_cast<const B*>(a);
+  Out* out = static_cast<Out*>(task.out);
+  int64_t begin = 0, end = 0;
+  table.chunk_of_block(t, begin, end);
+  if (aligned_for_packs<N>(a) && aligned_for_packs<N>(b) && aligned_for_packs<N>(out))
+    map_range<N, Arity>(f, a, b, out, begin, end, threadIdx.x, blockDim.x);
+  else
+    map_range<1, Arity>(f, a, b, out, begin, end, threadIdx.x, blockDim.x);
 }
 
 // Launches f over every task, kTasksPerLaunch at a time.
 template <int Arity, typename A, typename B, typename Out, typename F>
 void multi_map(F f, const TensorTask* tasks, std::size_t count, Stream s) {
   constexpr int N = Arity == 1 ? pack_size<A, Out>() : pack_size<A, B, Out>();
-  TaskTable table;
-  table.count = 0;
-  table.first_chunk[0] = 0;
-  const auto flush = [&] {
-    if (table.count == 0) return;
-    multi_map_kernel<N, Arity, A, B, Out><<<table.first_chunk[table.count], kThreads, 0, s>>>(
-        f, table);
-    table.count = 0;
-  };
-  for (std::size_t k = 0; k < count; ++k) {
-    const TensorTask& task = tasks[k];
-    if (task.n <= 0) continue;
-    const auto chunks = static_cast<uint32_t>((task.n + kChunkElements - 1) / kChunkElements);
-    // A grid stays far below 2^31 blocks; past 2^30 chunks start a launch.
-    if (table.count == kTasksPerLaunch || table.first_chunk[table.count] + chunks > (1u << 30))
-      flush();
-    const int t = table.count++;
-    table.a[t] = task.a;
-    table.b[t] = task.b;
-    table.out[t] = task.out;
-    table.n[t] = task.n;
-    table.packed[t] = aligned_for_packs<N>(static_cast<const A*>(task.a)) &&
-                      aligned_for_packs<N>(static_cast<const Out*>(task.out)) &&
-                      (Arity == 1 || aligned_for_packs<N>(static_cast<const B*>(task.b)));
-    table.first_chunk[t + 1] = table.first_chunk[t] + chunks;
-  }
-  flush();
+  for_each_chunk_table<kTasksPerLaunch>(tasks, count, [&](const auto& table) {
+    if (table.blocks() > 0)
+      multi_map_kernel<N, Arity, A, B, Out><<<table.blocks(), kThreads, 0, s>>>(f, table);
+  });
 }
 
 }  // namespace
