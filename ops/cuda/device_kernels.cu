@@ -101,12 +101,21 @@ __device__ inline Compute<T> contribution(bool times_other, const T* dout, const
 
 // The sum of one column's rows [first, first + count) of a [rows, cols] view
 // (count <= kSumRun: one run), left to right. kAhead loads are issued before
-// their adds, so a thread waits for memory once per kAhead rows.
-template <typename T>
+// their adds, so a thread waits for memory once per kAhead rows. With
+// kWriteX (an add or sub whose X has dout's layout) each element read is
+// also written to dx as X's gradient, rounded as the dense gradient kernel
+// rounds it, so one read of dout serves both gradients.
+template <typename T, bool kWriteX = false>
 __device__ inline Compute<T> column_run(bool times_other, const T* dout, const T* other,
-                                        int64_t first, int64_t count, int64_t cols, int64_t col) {
+                                        int64_t first, int64_t count, int64_t cols, int64_t col,
+                                        Binary op = Binary::Add, T* dx = nullptr) {
   constexpr int kAhead = 32;
   Compute<T> run = 0;
+  const auto take = [&](int64_t o, Compute<T> v) {
+    run = add_rn(run, v);
+    if constexpr (kWriteX)
+      dx[o] = finished_sum<T>(op, false, add_rn(Compute<T>(0), v), Compute<T>(1));
+  };
   int64_t r = 0;
   for (; r + kAhead <= count; r += kAhead) {
     Compute<T> v[kAhead];
@@ -114,9 +123,12 @@ __device__ inline Compute<T> column_run(bool times_other, const T* dout, const T
     for (int u = 0; u < kAhead; ++u)
       v[u] = contribution(times_other, dout, other, (first + r + u) * cols + col);
 #pragma unroll
-    for (int u = 0; u < kAhead; ++u) run = add_rn(run, v[u]);
+    for (int u = 0; u < kAhead; ++u) take((first + r + u) * cols + col, v[u]);
   }
-  for (; r < count; ++r) run = add_rn(run, contribution(times_other, dout, other, (first + r) * cols + col));
+  for (; r < count; ++r) {
+    const int64_t o = (first + r) * cols + col;
+    take(o, contribution(times_other, dout, other, o));
+  }
   return run;
 }
 
@@ -141,51 +153,19 @@ __global__ void leading_sum_grad_kernel(Binary op, bool for_y, const T* dout, co
 // The same sums for many rows in two passes: one thread per (run, column)
 // writes its run's sum to `runs` ([run][column]), then one thread per column
 // adds its runs in order. A 4096-row column is 64 runs summed at once
-// instead of 4096 dependent adds; the result is the same.
-template <typename T>
+// instead of 4096 dependent adds; the result is the same. kWriteX, op, dx:
+// as column_run (X's gradient from the same read).
+template <typename T, bool kWriteX = false>
 __global__ void column_runs_kernel(bool times_other, const T* dout, const T* other,
-                                   Compute<T>* runs, int64_t rows, int64_t cols) {
+                                   Compute<T>* runs, int64_t rows, int64_t cols,
+                                   Binary op = Binary::Add, T* dx = nullptr) {
   const int64_t run_count = (rows + kSumRun - 1) / kSumRun;
   for (int64_t t = first_index(); t < run_count * cols; t += grid_stride()) {
     const int64_t k = t / cols, c = t - k * cols;
     const int64_t first = k * kSumRun;
-    runs[t] = column_run(times_other, dout, other, first,
-                         rows - first < kSumRun ? rows - first : kSumRun, cols, c);
-  }
-}
-
-// column_runs_kernel for an add or sub whose X has dout's layout: each
-// element read for Y's runs is also X's gradient's element (dout, rounded as
-// the dense gradient kernel rounds it), written here instead of by a second
-// pass over dout. Same runs, same X gradient, one read of dout.
-template <typename T>
-__global__ void column_runs_and_x_grad_kernel(Binary op, const T* dout, T* dx, Compute<T>* runs,
-                                              int64_t rows, int64_t cols) {
-  constexpr int kAhead = 32;
-  const Compute<T> one = 1;
-  const int64_t run_count = (rows + kSumRun - 1) / kSumRun;
-  for (int64_t t = first_index(); t < run_count * cols; t += grid_stride()) {
-    const int64_t k = t / cols, c = t - k * cols;
-    const int64_t first = k * kSumRun;
-    const int64_t count = rows - first < kSumRun ? rows - first : kSumRun;
-    Compute<T> run = 0;
-    int64_t r = 0;
-    for (; r + kAhead <= count; r += kAhead) {
-      Compute<T> v[kAhead];
-#pragma unroll
-      for (int u = 0; u < kAhead; ++u) v[u] = widen(dout[(first + r + u) * cols + c]);
-#pragma unroll
-      for (int u = 0; u < kAhead; ++u) {
-        run = add_rn(run, v[u]);
-        dx[(first + r + u) * cols + c] = finished_sum<T>(op, false, add_rn(Compute<T>(0), v[u]), one);
-      }
-    }
-    for (; r < count; ++r) {
-      const Compute<T> v = widen(dout[(first + r) * cols + c]);
-      run = add_rn(run, v);
-      dx[(first + r) * cols + c] = finished_sum<T>(op, false, add_rn(Compute<T>(0), v), one);
-    }
-    runs[t] = run;
+    runs[t] = column_run<T, kWriteX>(times_other, dout, other, first,
+                                     rows - first < kSumRun ? rows - first : kSumRun, cols, c,
+                                     op, dx);
   }
 }
 
@@ -371,6 +351,26 @@ void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& ind
 // summed dim (the gradient's stride 0, extent > 1) comes before every kept
 // one, the kept dims are laid out as in the output, and a product's other
 // operand has the output's full shape. Sets the [rows, cols] view of dout.
+// The column sums of dout viewed as [rows, cols] (rows > kSumRun) into d, in
+// the two passes of column_runs_kernel and add_runs_kernel through
+// `workspace`; with dx, an add or sub's X gradient from the same read.
+template <typename T>
+void two_pass_column_sums(Binary op, bool for_y, const T* dout, const T* other, T* d,
+                          int64_t rows, int64_t cols, Compute<T> factor, void* workspace,
+                          Stream s, T* dx = nullptr) {
+  auto* runs = static_cast<Compute<T>*>(workspace);
+  const int64_t run_count = (rows + kSumRun - 1) / kSumRun;
+  if (dx)
+    column_runs_kernel<T, true><<<grid_for(run_count * cols), kThreads, 0, s>>>(
+        false, dout, other, runs, rows, cols, op, dx);
+  else
+    column_runs_kernel<T><<<grid_for(run_count * cols), kThreads, 0, s>>>(
+        op == Binary::Mul, dout, other, runs, rows, cols);
+  // 64-thread blocks: a few thousand columns still spread over many SMs.
+  add_runs_kernel<T><<<static_cast<unsigned>(std::min<int64_t>((cols + 63) / 64, 65535LL * 16)),
+                       64, 0, s>>>(op, for_y, runs, run_count, d, cols, factor);
+}
+
 static bool leading_sum_layout(Binary op, bool for_y, int64_t n_d, const BroadcastIndex& index,
                         int64_t& rows, int64_t& cols) {
   const int64_t* own = for_y ? index.y_strides : index.x_strides;
@@ -420,13 +420,7 @@ void binary_grad(Binary op, bool for_y, const T* dout, const T* other, T* d, int
       return;
     }
     if (rows > kSumRun && workspace) {
-      auto* runs = static_cast<Compute<T>*>(workspace);
-      const int64_t run_count = (rows + kSumRun - 1) / kSumRun;
-      column_runs_kernel<T><<<grid_for(run_count * cols), kThreads, 0, s>>>(
-          op == Binary::Mul, dout, other, runs, rows, cols);
-      // 64-thread blocks: a few thousand columns still spread over many SMs.
-      add_runs_kernel<T><<<static_cast<unsigned>(std::min<int64_t>((cols + 63) / 64, 65535LL * 16)),
-                           64, 0, s>>>(op, for_y, runs, run_count, d, cols, f);
+      two_pass_column_sums(op, for_y, dout, other, d, rows, cols, f, workspace, s);
       return;
     }
     // Narrow blocks when columns are few, so their loads spread over more SMs.
@@ -448,12 +442,7 @@ bool add_grads_in_one_pass(Binary op, const T* dout, T* dx, T* dy, int64_t n_y,
       !leading_sum_layout(op, true, n_y, index, rows, cols) || rows <= kSumRun ||
       !leading_sum_layout(op, false, rows * cols, index, x_rows, x_cols) || x_rows != 1)
     return false;
-  auto* runs = static_cast<Compute<T>*>(workspace);
-  const int64_t run_count = (rows + kSumRun - 1) / kSumRun;
-  column_runs_and_x_grad_kernel<T><<<grid_for(run_count * cols), kThreads, 0, s>>>(
-      op, dout, dx, runs, rows, cols);
-  add_runs_kernel<T><<<static_cast<unsigned>(std::min<int64_t>((cols + 63) / 64, 65535LL * 16)),
-                       64, 0, s>>>(op, true, runs, run_count, dy, cols, Compute<T>(1));
+  two_pass_column_sums(op, true, dout, dout, dy, rows, cols, Compute<T>(1), workspace, s, dx);
   return true;
 }
 
