@@ -3,6 +3,7 @@
 // as the learning rate and Adam's beta powers are read on the GPU, so a step
 // never waits for the host.
 #include <bit>
+#include <initializer_list>
 #include <tuple>
 
 #include "ops/cpu/cpu_kernel_util.h"
@@ -153,17 +154,49 @@ void launch_sgd(KernelContext& ctx, const SgdKey& key, const launch::TensorTask*
   });
 }
 
+// A momentum or Adam update's tensors: Param, Grad and the state slots
+// (input, output), shapes checked, outputs sized, and what it reads and
+// writes recorded in `bytes`.
+struct StateSlots {
+  const char* in;
+  const char* out;
+};
+launch::OptimizerTask update_task(KernelContext& ctx, std::initializer_list<StateSlots> states,
+                                  TaskBytes& bytes) {
+  const Tensor param = device_input(ctx, "Param");
+  const Tensor grad = device_input(ctx, "Grad");
+  check_same_shape(ctx, param, grad, "Grad");
+  launch::OptimizerTask t;
+  t.param = param.raw_data();
+  t.grad = grad.raw_data();
+  t.n = param.numel();
+  const std::size_t size = param.bytes();
+  bytes.reads(t.param, size).reads(t.grad, size);
+  std::size_t k = 0;
+  for (const StateSlots& slots : states) {
+    const Tensor state = device_input(ctx, slots.in);
+    check_same_shape(ctx, param, state, slots.in);
+    dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
+      t.state_out[k] = output_like<T>(ctx, slots.out, state);
+    });
+    t.state[k] = state.raw_data();
+    bytes.reads(t.state[k], size).writes(t.state_out[k], size);
+    ++k;
+  }
+  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
+    t.param_out = output_like<T>(ctx, "ParamOut", param);
+  });
+  bytes.writes(t.param_out, size);
+  return t;
+}
 
 // Updates with one element type, learning rate and attributes share a
 // launch (doubles by their bits).
 using MomentumKey = std::tuple<DataType, const void*, bool, uint64_t, bool, uint64_t, uint64_t>;
 
 BatchedTask<MomentumKey, launch::OptimizerTask> prepare_momentum(KernelContext& ctx) {
-  const Tensor param = device_input(ctx, "Param");
-  const Tensor grad = device_input(ctx, "Grad");
-  const Tensor velocity = device_input(ctx, "Velocity");
-  check_same_shape(ctx, param, grad, "Grad");
-  check_same_shape(ctx, param, velocity, "Velocity");
+  TaskBytes bytes;
+  const launch::OptimizerTask task = update_task(ctx, {{"Velocity", "VelocityOut"}}, bytes);
   const launch::Scalar lr = scalar_input(ctx, "LearningRate");
   const double mu = ctx.attr_float("mu", 0.0);
   const bool nesterov = ctx.attr_bool("use_nesterov", false);
@@ -173,23 +206,10 @@ BatchedTask<MomentumKey, launch::OptimizerTask> prepare_momentum(KernelContext& 
                 "' is not supported (use '' or 'l2_decay')");
   const double decay = regularization.empty() ? 0.0 : ctx.attr_float("regularization_coeff", 0.0);
   const double rescale = ctx.attr_float("rescale_grad", 1.0);
-  BatchedTask<MomentumKey, launch::OptimizerTask> work{
-      {param.dtype(), lr.data, lr.fp64, std::bit_cast<uint64_t>(mu), nesterov,
-       std::bit_cast<uint64_t>(decay), std::bit_cast<uint64_t>(rescale)},
-      {}};
-  launch::OptimizerTask& t = work.task;
-  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
-    t.param_out = output_like<T>(ctx, "ParamOut", param);
-    t.state_out[0] = output_like<T>(ctx, "VelocityOut", velocity);
-  });
-  t.param = param.raw_data();
-  t.grad = grad.raw_data();
-  t.state[0] = velocity.raw_data();
-  t.n = param.numel();
-  const std::size_t bytes = param.bytes();
-  work.bytes.reads(t.param, bytes).reads(t.grad, bytes).reads(t.state[0], bytes);
-  work.bytes.writes(t.param_out, bytes).writes(t.state_out[0], bytes);
-  return work;
+  return {{ctx.input("Param").dtype(), lr.data, lr.fp64, std::bit_cast<uint64_t>(mu), nesterov,
+           std::bit_cast<uint64_t>(decay), std::bit_cast<uint64_t>(rescale)},
+          task,
+          bytes};
 }
 
 void launch_momentum(KernelContext& ctx, const MomentumKey& key,
@@ -216,13 +236,9 @@ double attr_or_host_tensor(KernelContext& ctx, const char* slot, const char* att
 using AdamKey = std::tuple<DataType, const void*, bool, uint64_t, uint64_t, uint64_t, bool>;
 
 BatchedTask<AdamKey, launch::OptimizerTask> prepare_adam(KernelContext& ctx) {
-  const Tensor param = device_input(ctx, "Param");
-  const Tensor grad = device_input(ctx, "Grad");
-  const Tensor m1 = device_input(ctx, "Moment1");
-  const Tensor m2 = device_input(ctx, "Moment2");
-  check_same_shape(ctx, param, grad, "Grad");
-  check_same_shape(ctx, param, m1, "Moment1");
-  check_same_shape(ctx, param, m2, "Moment2");
+  BatchedTask<AdamKey, launch::OptimizerTask> work;
+  launch::OptimizerTask& t = work.task;
+  t = update_task(ctx, {{"Moment1", "Moment1Out"}, {"Moment2", "Moment2Out"}}, work.bytes);
   const double beta1 = attr_or_host_tensor(ctx, "Beta1Tensor", "beta1", 0.9);
   const double beta2 = attr_or_host_tensor(ctx, "Beta2Tensor", "beta2", 0.999);
   const double epsilon = attr_or_host_tensor(ctx, "EpsilonTensor", "epsilon", 1e-8);
@@ -231,11 +247,8 @@ BatchedTask<AdamKey, launch::OptimizerTask> prepare_adam(KernelContext& ctx) {
   const launch::Scalar lr = scalar_input(ctx, "LearningRate");
   // The powers advance after the update that read them (same stream).
   const bool advance = !ctx.attr_bool("use_global_beta_pow", false);
-  BatchedTask<AdamKey, launch::OptimizerTask> work{
-      {param.dtype(), lr.data, lr.fp64, std::bit_cast<uint64_t>(beta1),
-       std::bit_cast<uint64_t>(beta2), std::bit_cast<uint64_t>(epsilon), advance},
-      {}};
-  launch::OptimizerTask& t = work.task;
+  work.key = {ctx.input("Param").dtype(), lr.data, lr.fp64, std::bit_cast<uint64_t>(beta1),
+              std::bit_cast<uint64_t>(beta2), std::bit_cast<uint64_t>(epsilon), advance};
   const char* pow_in[2] = {"Beta1Pow", "Beta2Pow"};
   const char* pow_out[2] = {"Beta1PowOut", "Beta2PowOut"};
   for (int k = 0; k < 2; ++k) {
@@ -247,20 +260,6 @@ BatchedTask<AdamKey, launch::OptimizerTask> prepare_adam(KernelContext& ctx) {
     t.beta_pow_out[k] = out.raw_data();
     work.bytes.writes(out.raw_data(), out.bytes());
   }
-  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
-    t.param_out = output_like<T>(ctx, "ParamOut", param);
-    t.state_out[0] = output_like<T>(ctx, "Moment1Out", m1);
-    t.state_out[1] = output_like<T>(ctx, "Moment2Out", m2);
-  });
-  t.param = param.raw_data();
-  t.grad = grad.raw_data();
-  t.state[0] = m1.raw_data();
-  t.state[1] = m2.raw_data();
-  t.n = param.numel();
-  const std::size_t bytes = param.bytes();
-  work.bytes.reads(t.param, bytes).reads(t.grad, bytes).reads(t.state[0], bytes);
-  work.bytes.reads(t.state[1], bytes).writes(t.param_out, bytes);
-  work.bytes.writes(t.state_out[0], bytes).writes(t.state_out[1], bytes);
   return work;
 }
 
