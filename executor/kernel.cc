@@ -123,31 +123,40 @@ KernelRegistry& KernelRegistry::global() {
   return registry;
 }
 
-void KernelRegistry::add(std::string op_type, DeviceKind device, KernelFn fn) {
-  auto& table = device == DeviceKind::CPU ? cpu_ : cuda_;
+namespace {
+
+template <typename Fn>
+void add_to(std::unordered_map<std::string, Fn>& table, std::string op_type, Fn fn,
+            const char* what) {
   if (table.count(op_type))
-    throw Error("kernel for op '" + op_type + "' registered twice");
+    throw Error(std::string(what) + " for op '" + op_type + "' registered twice");
   table.emplace(std::move(op_type), std::move(fn));
 }
 
-const KernelFn* KernelRegistry::find(std::string_view op_type, DeviceKind device) const {
-  const auto& table = device == DeviceKind::CPU ? cpu_ : cuda_;
+template <typename Fn>
+const Fn* find_in(const std::unordered_map<std::string, Fn>& table, std::string_view op_type) {
   auto it = table.find(std::string(op_type));
   return it == table.end() ? nullptr : &it->second;
 }
 
+}  // namespace
+
+void KernelRegistry::add(std::string op_type, DeviceKind device, KernelFn fn) {
+  add_to(device == DeviceKind::CPU ? cpu_ : cuda_, std::move(op_type), std::move(fn), "kernel");
+}
+
+const KernelFn* KernelRegistry::find(std::string_view op_type, DeviceKind device) const {
+  return find_in(device == DeviceKind::CPU ? cpu_ : cuda_, op_type);
+}
+
 void KernelRegistry::add_batch(std::string op_type, DeviceKind device, BatchKernelFn fn) {
-  auto& table = device == DeviceKind::CPU ? cpu_batch_ : cuda_batch_;
-  if (table.count(op_type))
-    throw Error("batch kernel for op '" + op_type + "' registered twice");
-  table.emplace(std::move(op_type), std::move(fn));
+  add_to(device == DeviceKind::CPU ? cpu_batch_ : cuda_batch_, std::move(op_type), std::move(fn),
+         "batch kernel");
 }
 
 const BatchKernelFn* KernelRegistry::find_batch(std::string_view op_type,
                                                 DeviceKind device) const {
-  const auto& table = device == DeviceKind::CPU ? cpu_batch_ : cuda_batch_;
-  auto it = table.find(std::string(op_type));
-  return it == table.end() ? nullptr : &it->second;
+  return find_in(device == DeviceKind::CPU ? cpu_batch_ : cuda_batch_, op_type);
 }
 
 std::vector<std::string> KernelRegistry::op_types(DeviceKind device) const {

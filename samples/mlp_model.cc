@@ -115,9 +115,9 @@ MlpPrograms build_mlp(const MlpConfig& c) {
   int64_t in_dim = c.input_dim;
   for (std::size_t i = 0; i < widths.size(); ++i) {
     const std::string fc = "fc_" + std::to_string(i);
-    Layer l{input, fc + ".w_0", fc + ".b_0", fc + ".tmp_0", fc + ".tmp_1", fc + ".tmp_2",
+    // input: the previous layer's output, set when the layers are built.
+    Layer l{"", fc + ".w_0", fc + ".b_0", fc + ".tmp_0", fc + ".tmp_1", fc + ".tmp_2",
             in_dim, widths[i], i + 1 < widths.size(), "", ""};
-    l.input.clear();  // the previous layer's output, set when the layers are built
     in_dim = l.out_dim;
     layers.push_back(l);
   }

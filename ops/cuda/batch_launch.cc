@@ -13,16 +13,17 @@ TaskBytes& TaskBytes::add(const void* p, std::size_t bytes, bool write) {
   return *this;
 }
 
-bool tasks_share_memory(const std::vector<TaskBytes>& tasks) {
+bool tasks_share_memory(std::size_t count,
+                        const std::function<const TaskBytes&(std::size_t)>& task) {
   struct Range {
     uintptr_t begin, end;
     std::size_t task;
     bool write;
   };
   std::vector<Range> ranges;
-  ranges.reserve(tasks.size() * 3);
-  for (std::size_t k = 0; k < tasks.size(); ++k)
-    for (const TaskBytes::Range& r : tasks[k]) {
+  ranges.reserve(count * 3);
+  for (std::size_t k = 0; k < count; ++k)
+    for (const TaskBytes::Range& r : task(k)) {
       if (!r.begin || r.bytes == 0) continue;
       const auto begin = reinterpret_cast<uintptr_t>(r.begin);
       ranges.push_back({begin, begin + r.bytes, k, r.write});

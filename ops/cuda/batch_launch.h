@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -36,8 +37,11 @@ class TaskBytes {
 // Whether a task writes memory that another task reads or writes. Ops that
 // are independent by var name can still share memory through
 // coalesce_tensor's views (a fused buffer and its parts); such a batch must
-// keep its block order.
-bool tasks_share_memory(const std::vector<TaskBytes>& tasks);
+// keep its block order. task(k) gives task k's bytes, k < count.
+bool tasks_share_memory(std::size_t count, const std::function<const TaskBytes&(std::size_t)>& task);
+inline bool tasks_share_memory(const std::vector<TaskBytes>& tasks) {
+  return tasks_share_memory(tasks.size(), [&](std::size_t k) -> const TaskBytes& { return tasks[k]; });
+}
 
 // One op's work (Task: launch::TensorTask, launch::OptimizerTask), with
 // what tells tasks that can share a launch apart (Key: ordered).
@@ -53,10 +57,8 @@ struct BatchedTask {
 // instead (the order the ops would have run in alone).
 template <typename Key, typename Task, typename LaunchGroup>
 void launch_batched(const std::vector<BatchedTask<Key, Task>>& work, LaunchGroup&& launch_group) {
-  std::vector<TaskBytes> bytes;
-  bytes.reserve(work.size());
-  for (const BatchedTask<Key, Task>& w : work) bytes.push_back(w.bytes);
-  if (tasks_share_memory(bytes)) {
+  if (tasks_share_memory(work.size(),
+                         [&](std::size_t k) -> const TaskBytes& { return work[k].bytes; })) {
     for (const BatchedTask<Key, Task>& w : work) launch_group(w.key, &w.task, 1);
     return;
   }
