@@ -67,13 +67,16 @@ TEST(OpBatching, InPlaceUpdatesOfDifferentParametersFormOneRun) {
 TEST(OpBatching, AnOpThatDependsOnTheRunStartsANewOne) {
   Program p = Program::with_global_block();
   Block& b = p.global_block();
+  // Each dependency ends a run of two; the next op opens one.
   b.append_op(add_one_op("a", "b"));
   b.append_op(add_one_op("x", "y"));
   b.append_op(add_one_op("b", "c"));  // reads what op 0 wrote
-  b.append_op(add_one_op("z", "x"));  // writes what op 1 read
-  b.append_op(add_one_op("q", "c"));  // writes what op 2 wrote
+  b.append_op(add_one_op("z", "w"));
+  b.append_op(add_one_op("q", "z"));  // writes what op 3 read
   b.append_op(add_one_op("r", "s"));
-  EXPECT_EQ(runs_of(b), (Runs{{0, 2}, {2, 2}, {4, 2}}));
+  b.append_op(add_one_op("t", "s"));  // writes what op 5 wrote
+  b.append_op(add_one_op("u", "v"));
+  EXPECT_EQ(runs_of(b), (Runs{{0, 2}, {2, 2}, {4, 2}, {6, 2}}));
 }
 
 TEST(OpBatching, RunsHoldOneTypeAndStopAtOtherOps) {
