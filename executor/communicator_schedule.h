@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/communicator.h"
+#include "executor/runtime/communicator.h"
 #include "program_ir/block.h"
 
 namespace ctp {

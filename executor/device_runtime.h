@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/scope.h"
+#include "executor/runtime/scope.h"
 
 namespace ctp {
 

@@ -3,7 +3,8 @@
 #include <unordered_set>
 
 #include "executor/op_profile.h"
-#include "ops/op_def.h"
+#include "ops/cpu/link_anchor.h"
+#include "ops/schema/op_def.h"
 
 namespace ctp {
 namespace {
@@ -23,6 +24,7 @@ bool is_holder(const Block& block, const std::string& name) {
 
 Executor::Executor(const Program& program, RunServices services, int32_t block_idx)
     : block_(program.block(block_idx)), services_(std::move(services)) {
+  link_cpu_kernels();
   const KernelRegistry& kernels = KernelRegistry::global();
   const DeviceKind device = services_.device.kind;
   const DeviceKind other = device == DeviceKind::CPU ? DeviceKind::CUDA : DeviceKind::CPU;

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "executor/communicator_schedule.h"
-#include "executor/kernel.h"
+#include "executor/runtime/kernel.h"
 #include "executor/op_batching.h"
 #include "program_ir/program.h"
 

@@ -5,7 +5,7 @@
 #include <random>
 #include <unordered_set>
 
-#include "executor/float16.h"
+#include "executor/runtime/float16.h"
 #include "program_ir/op_role.h"
 
 namespace ctp {

@@ -13,9 +13,9 @@
 #include <memory>
 #include <vector>
 
-#include "executor/communicator.h"
-#include "executor/kernel.h"
-#include "executor/thread_group.h"
+#include "executor/runtime/communicator.h"
+#include "executor/runtime/kernel.h"
+#include "executor/threads/thread_group.h"
 
 namespace ctp {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <set>
 
-#include "executor/rendezvous_socket.h"
+#include "executor/rendezvous/rendezvous_socket.h"
 #include "program_ir/error.h"
 
 namespace ctp {

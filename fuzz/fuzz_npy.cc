@@ -3,7 +3,7 @@
 // back to the same tensor.
 #include <cstring>
 
-#include "executor/npy.h"
+#include "executor/runtime/npy.h"
 #include "fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {

@@ -1,5 +1,5 @@
-// Field numbers of framework.proto (see framework.proto and
-// PROGRAM_FORMAT.md), shared by the wire reader and writer.
+// Field numbers of framework.proto (the project's copy of the field table in
+// ../shared/reference/PROGRAM_FORMAT.md), shared by the wire reader and writer.
 #pragma once
 #include <cstdint>
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "ops/op_def.h"
+#include "ops/schema/op_def.h"
 #include "program_ir/program.h"
 
 namespace ctp {

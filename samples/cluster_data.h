@@ -6,7 +6,7 @@
 #include <functional>
 #include <vector>
 
-#include "executor/tensor.h"
+#include "executor/runtime/tensor.h"
 
 namespace ctp::samples {
 

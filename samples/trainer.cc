@@ -10,10 +10,10 @@
 #include <ostream>
 #include <sstream>
 
-#include "executor/communicator.h"
+#include "executor/runtime/communicator.h"
 #include "executor/device_runtime.h"
 #include "executor/executor.h"
-#include "executor/npy.h"
+#include "executor/runtime/npy.h"
 #include "executor/op_profile.h"
 #include "executor/thread_group_driver.h"
 #include "program_ir/atomic_file.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/tensor.h"
+#include "executor/runtime/tensor.h"
 #include "samples/mlp_model.h"
 
 namespace ctp::samples {

@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "executor/kernel.h"
-#include "executor/rendezvous_socket.h"
+#include "executor/runtime/kernel.h"
+#include "executor/rendezvous/rendezvous_socket.h"
 #include "program_ir/builder.h"
 
 namespace ctp::testing_comm {

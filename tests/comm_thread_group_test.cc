@@ -8,8 +8,8 @@
 #include <cstring>
 #include <thread>
 
-#include "executor/communicator_reduce.h"
-#include "executor/float16.h"
+#include "executor/runtime/communicator_reduce.h"
+#include "executor/runtime/float16.h"
 #include "executor/thread_group_driver.h"
 #include "tests/comm_test_util.h"
 

@@ -3,7 +3,7 @@
 #include <map>
 #include <regex>
 
-#include "executor/npy.h"
+#include "executor/runtime/npy.h"
 #include "program_ir/atomic_file.h"
 #include "program_ir/program_io.h"
 #include "samples/mlp_model.h"

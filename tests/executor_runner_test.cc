@@ -1,7 +1,7 @@
 // ProgramRunner (the engine of `ctp run`) and .npy tensors.
 #include <cmath>
 
-#include "executor/npy.h"
+#include "executor/runtime/npy.h"
 #include "executor/program_runner.h"
 #include "samples/mlp_model.h"
 #include "tests/kernels_test_util.h"

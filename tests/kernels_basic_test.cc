@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "executor/float16.h"
+#include "executor/runtime/float16.h"
 #include "tests/kernels_test_util.h"
 
 namespace ctp {

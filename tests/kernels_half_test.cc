@@ -10,8 +10,8 @@
 #include <cstring>
 #include <map>
 
-#include "executor/float16.h"
-#include "ops/op_def.h"
+#include "executor/runtime/float16.h"
+#include "ops/schema/op_def.h"
 #include "program_ir/builder.h"
 #include "tests/kernels_test_util.h"
 

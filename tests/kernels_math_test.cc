@@ -114,7 +114,7 @@ TEST(KernelsMath, ElementwiseGradReducesBroadcastDims) {
   EXPECT_FALSE(s.has("dx2"));
 }
 
-// ops/sum_order.h: a gradient's contributions are added in runs of 64, the
+// ops/common/sum_order.h: a gradient's contributions are added in runs of 64, the
 // run sums in order. 2^24 + 1 rounds back to 2^24 in float, so a plain
 // left-to-right sum of 2^24 and 129 ones stays 2^24; in runs the ones of
 // the second and third runs (64 and 2) survive.

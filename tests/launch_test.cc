@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/rendezvous_socket.h"
+#include "executor/rendezvous/rendezvous_socket.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "ops/op_def.h"
+#include "ops/schema/op_def.h"
 
 namespace ctp {
 namespace {

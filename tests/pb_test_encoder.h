@@ -1,7 +1,8 @@
 // A protobuf wire encoder written for the tests from the encoding rules
 // alone (varints, zig-zag-free int32 sign extension, little-endian fixed
 // widths, length prefixes), so that fixtures share no code with ctp's writer.
-// Field numbers in fixtures are typed in from PROGRAM_FORMAT.md's table.
+// Field numbers in fixtures are typed in from the field table of
+// ../shared/reference/PROGRAM_FORMAT.md (beside the project, not part of it).
 #pragma once
 #include <bit>
 #include <cstdint>

@@ -1,5 +1,6 @@
 // Wire compatibility of the protobuf loader and writer: a fixture assembled
-// field by field from PROGRAM_FORMAT.md's table, ctp's output as protoc
+// field by field from the table in ../shared/reference/PROGRAM_FORMAT.md
+// (beside the project, not part of it), ctp's output as protoc
 // decodes it, and unknown fields on a round trip.
 #include <gtest/gtest.h>
 

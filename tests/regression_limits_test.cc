@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "executor/npy.h"
+#include "executor/runtime/npy.h"
 #include "executor/program_runner.h"
 #include "program_ir/atomic_file.h"
 #include "program_ir/builder.h"

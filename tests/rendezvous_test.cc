@@ -9,9 +9,9 @@
 #include <future>
 #include <thread>
 
-#include "executor/communicator.h"
-#include "executor/rendezvous.h"
-#include "executor/rendezvous_store.h"
+#include "executor/runtime/communicator.h"
+#include "executor/rendezvous/rendezvous.h"
+#include "executor/rendezvous/rendezvous_store.h"
 #include "tests/comm_test_util.h"
 
 namespace ctp {

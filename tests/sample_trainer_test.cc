@@ -6,8 +6,8 @@
 #include <map>
 #include <regex>
 
-#include "executor/npy.h"
-#include "executor/rendezvous_socket.h"
+#include "executor/runtime/npy.h"
+#include "executor/rendezvous/rendezvous_socket.h"
 #include "program_ir/atomic_file.h"
 #include "tests/executor_process_util.h"
 #include "tests/kernels_test_util.h"

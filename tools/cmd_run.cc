@@ -14,9 +14,9 @@
 #include <map>
 #include <memory>
 
-#include "executor/communicator.h"
+#include "executor/runtime/communicator.h"
 #include "executor/device_runtime.h"
-#include "executor/npy.h"
+#include "executor/runtime/npy.h"
 #include "executor/op_profile.h"
 #include "executor/program_runner.h"
 #include "executor/thread_group_driver.h"

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <thread>
 
-#include "executor/communicator.h"
-#include "executor/kernel.h"
-#include "executor/rendezvous_socket.h"
+#include "executor/runtime/communicator.h"
+#include "executor/runtime/kernel.h"
+#include "executor/rendezvous/rendezvous_socket.h"
 #include "executor/worker_env.h"
 #include "program_ir/builder.h"
 #include "program_ir/error.h"

@@ -4,7 +4,7 @@
 #include <memory>
 #include <set>
 
-#include "executor/rendezvous_store.h"
+#include "executor/rendezvous/rendezvous_store.h"
 #include "program_ir/error.h"
 
 namespace ctp::launch {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/rendezvous_socket.h"
+#include "executor/rendezvous/rendezvous_socket.h"
 #include "executor/worker_env.h"
 
 namespace ctp::launch {

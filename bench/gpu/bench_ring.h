@@ -11,7 +11,7 @@
 
 #include "executor/cuda/nccl_communicator.h"
 #include "executor/executor.h"
-#include "executor/rendezvous_socket.h"
+#include "executor/rendezvous/rendezvous_socket.h"
 #include "program_ir/builder.h"
 
 namespace ctp::bench {

@@ -1,10 +1,10 @@
 // Device memory: cudaMalloc'd buffers, registered as the CUDA allocator of
-// executor/tensor.h, and the status-to-error helpers of cuda_check.h.
+// executor/runtime/tensor.h, and the status-to-error helpers of cuda_check.h.
 #include <cstring>
 #include <string>
 
 #include "executor/cuda/cuda_check.h"
-#include "executor/tensor.h"
+#include "executor/runtime/tensor.h"
 
 namespace ctp::cuda {
 

@@ -13,7 +13,7 @@
 #include <mutex>
 #include <vector>
 
-#include "executor/tensor.h"
+#include "executor/runtime/tensor.h"
 
 struct CUstream_st;
 struct CUevent_st;

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/communicator.h"
+#include "executor/runtime/communicator.h"
 #include "executor/cuda/device_context.h"
 
 struct ncclComm;

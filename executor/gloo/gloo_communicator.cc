@@ -15,7 +15,7 @@
 #include <mutex>
 #include <thread>
 
-#include "executor/communicator_reduce.h"
+#include "executor/runtime/communicator_reduce.h"
 #include "executor/gloo/gloo_store.h"
 
 namespace ctp {

@@ -13,8 +13,8 @@
 #include <memory>
 #include <string>
 
-#include "executor/communicator.h"
-#include "executor/rendezvous_store.h"
+#include "executor/runtime/communicator.h"
+#include "executor/rendezvous/rendezvous_store.h"
 
 namespace ctp {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/rendezvous_store.h"
+#include "executor/rendezvous/rendezvous_store.h"
 
 namespace ctp {
 

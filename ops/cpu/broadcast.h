@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "executor/kernel.h"
-#include "ops/sum_order.h"
+#include "executor/runtime/kernel.h"
+#include "ops/common/sum_order.h"
 
 namespace ctp::cpu {
 
@@ -54,7 +54,7 @@ void for_each_broadcast(const BroadcastPlan& plan, F&& f) {
 }
 
 // Sums many contributions into each element of `total` (zero-filled) in
-// the order of ops/sum_order.h: runs of kSumRun, added in order.
+// the order of ops/common/sum_order.h: runs of kSumRun, added in order.
 template <typename T>
 class RunSums {
  public:

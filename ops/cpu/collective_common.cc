@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "ops/op_def.h"
+#include "ops/schema/op_def.h"
 
 namespace ctp::collective {
 namespace {

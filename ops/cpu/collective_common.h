@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/communicator.h"
-#include "executor/kernel.h"
+#include "executor/runtime/communicator.h"
+#include "executor/runtime/kernel.h"
 
 namespace ctp::collective {
 

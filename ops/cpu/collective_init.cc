@@ -7,9 +7,9 @@
 // hosts (plus a random token): Gloo's ranks find each other through it.
 #include <cstring>
 
-#include "executor/rendezvous.h"
-#include "executor/rendezvous_store.h"
-#include "executor/thread_group.h"
+#include "executor/rendezvous/rendezvous.h"
+#include "executor/rendezvous/rendezvous_store.h"
+#include "executor/threads/thread_group.h"
 #include "ops/cpu/collective_common.h"
 
 #ifdef CTP_HAVE_GLOO

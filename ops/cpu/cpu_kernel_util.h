@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "executor/float16.h"
-#include "executor/kernel.h"
+#include "executor/runtime/float16.h"
+#include "executor/runtime/kernel.h"
 
 namespace ctp::cpu {
 

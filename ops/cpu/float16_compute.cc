@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "executor/float16.h"
+#include "executor/runtime/float16.h"
 
 namespace ctp::cpu {
 namespace {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/kernel.h"
+#include "executor/runtime/kernel.h"
 
 namespace ctp::cpu {
 

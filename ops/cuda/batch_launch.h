@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "executor/kernel.h"
+#include "executor/runtime/kernel.h"
 #include "ops/cuda/device_kernels.h"
 
 namespace ctp::cuda {

@@ -1,15 +1,15 @@
 // CUDA kernels of the ops that set rings up: c_gen_nccl_id makes a ring's
 // two NCCL unique ids (the non-blocking probe's and the blocking ring's, see
 // executor/cuda/nccl_communicator.h) and exchanges them over TCP exactly as
-// the CPU kernel exchanges its store address (executor/rendezvous.h),
+// the CPU kernel exchanges its store address (executor/rendezvous/rendezvous.h),
 // c_comm_init and c_comm_init_multitrainer join an NCCL ring
 // (ncclCommInitRank), c_comm_init_all builds one among the device threads of
 // this process.
 #include <cstring>
 
 #include "executor/cuda/nccl_communicator.h"
-#include "executor/rendezvous.h"
-#include "executor/thread_group.h"
+#include "executor/rendezvous/rendezvous.h"
+#include "executor/threads/thread_group.h"
 #include "ops/cpu/collective_common.h"
 #include "ops/cuda/cuda_kernel_util.h"
 

@@ -7,7 +7,7 @@
 #include <type_traits>
 
 #include "executor/cuda/device_context.h"
-#include "executor/kernel.h"
+#include "executor/runtime/kernel.h"
 #include "ops/cuda/device_kernels.h"
 
 namespace ctp {

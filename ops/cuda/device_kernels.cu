@@ -1,7 +1,7 @@
 // The CUDA compute kernels behind ops/cuda/*_kernels.cc. Arithmetic follows
 // the CPU kernels operation for operation, with products rounded before
 // they are added (__fmul_rn / __dmul_rn: no fused multiply-add), and the
-// reductions' sums taken in the CPU kernels' order (ops/sum_order.h), so GPU
+// reductions' sums taken in the CPU kernels' order (ops/common/sum_order.h), so GPU
 // results match the CPU's closely (bit for bit in the element-wise ops and
 // their gradients).
 // FP16/BF16 elements are widened to float, computed as FP32, and each output

@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ops/sum_order.h"
+#include "ops/common/sum_order.h"
 
 struct CUstream_st;
 
@@ -54,7 +54,7 @@ template <typename From, typename To> void cast(const From* x, To* out, int64_t 
 template <typename T>
 void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& index, Stream s);
 // The gradient of X (for_y false) or Y: the sum over the output elements that
-// read each element, in the order of ops/sum_order.h (as the CPU kernel
+// read each element, in the order of ops/common/sum_order.h (as the CPU kernel
 // sums), times `factor` (reduce_mean's 1/count). Long column sums take their
 // runs in parallel through `workspace`, device memory of at least
 // binary_grad_workspace() bytes used on stream `s` (without it, when that

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "executor/cuda/cuda_check.h"
-#include "executor/float16.h"
+#include "executor/runtime/float16.h"
 #include "ops/cpu/cpu_kernel_util.h"
 #include "ops/cuda/batch_launch.h"
 #include "ops/cuda/cuda_kernel_util.h"

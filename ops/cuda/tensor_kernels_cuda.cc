@@ -2,7 +2,7 @@
 // coalesce_tensor, which lays gradients out as 256-byte aligned views into
 // one device buffer so that a fused all-reduce needs no copy per step.
 #include "executor/cuda/cuda_check.h"
-#include "executor/float16.h"
+#include "executor/runtime/float16.h"
 #include "ops/cpu/cpu_kernel_util.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/device_kernels.h"

@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "executor/communicator.h"
+#include "executor/runtime/communicator.h"
 #include "executor/cuda/device_context.h"
-#include "executor/kernel.h"
+#include "executor/runtime/kernel.h"
 
 #define CTP_REQUIRE_GPUS(n)                                                              \
   do {                                                                                   \

@@ -10,7 +10,7 @@
 #include <map>
 
 #include "executor/cuda/device_context.h"
-#include "executor/float16.h"
+#include "executor/runtime/float16.h"
 #include "program_ir/builder.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/kernels_test_util.h"
@@ -174,7 +174,7 @@ TEST(GpuKernels, ElementwiseForwardBroadcastLayouts) {
       }
 }
 
-// Broadcast gradients sum in the CPU's order of ops/sum_order.h (runs of 64,
+// Broadcast gradients sum in the CPU's order of ops/common/sum_order.h (runs of 64,
 // then the runs in order), bit for bit, on every GPU path: one thread per
 // column up to 64 rows (64 rows: one run; 65: a run of one more), two passes
 // through the workspace above (100, 129, 1000 and 4096 rows, partial runs,

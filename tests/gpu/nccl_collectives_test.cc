@@ -10,7 +10,7 @@
 
 #include "executor/cuda/nccl_communicator.h"
 #include "executor/executor.h"
-#include "executor/float16.h"
+#include "executor/runtime/float16.h"
 #include "executor/thread_group_driver.h"
 #include "tests/comm_test_util.h"
 #include "tests/gpu/gpu_test_util.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "executor/executor.h"
-#include "executor/float16.h"
+#include "executor/runtime/float16.h"
 #include "ops/cuda/batch_launch.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/kernels_test_util.h"

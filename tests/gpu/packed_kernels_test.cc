@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "executor/cuda/device_context.h"
-#include "executor/float16.h"
+#include "executor/runtime/float16.h"
 #include "ops/cuda/device_kernels.h"
 #include "tests/gpu/gpu_test_util.h"
 

@@ -8,7 +8,7 @@
 #include <cmath>
 #include <memory>
 
-#include "executor/communicator.h"
+#include "executor/runtime/communicator.h"
 #include "executor/device_runtime.h"
 #include "executor/program_runner.h"
 #include "executor/thread_group_driver.h"

@@ -13,7 +13,7 @@
 
 #include <unistd.h>
 
-#include "executor/npy.h"
+#include "executor/runtime/npy.h"
 #include "samples/trainer.h"
 #include "tests/comm_test_util.h"
 #include "tests/gpu/gpu_test_util.h"

@@ -1,4 +1,4 @@
-#include "executor/rendezvous_store.h"
+#include "executor/rendezvous/rendezvous_store.h"
 
 #include <fcntl.h>
 #include <poll.h>

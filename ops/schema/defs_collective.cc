@@ -1,6 +1,7 @@
 // Communication ops the transpilers insert: communicator setup, collectives
-// and stream synchronization (PROGRAM_FORMAT.md, "The ops the transpilers insert").
-#include "ops/defs_common.h"
+// and stream synchronization ("The ops the transpilers insert" in
+// ../shared/reference/PROGRAM_FORMAT.md, the reference beside the project).
+#include "ops/schema/defs_common.h"
 
 namespace ctp::defs {
 namespace {

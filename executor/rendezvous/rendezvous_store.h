@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "executor/rendezvous_socket.h"
+#include "executor/rendezvous/rendezvous_socket.h"
 
 namespace ctp {
 

@@ -2,7 +2,7 @@
 // means, with the grad ops Paddle's backward pass writes for them.
 #include <algorithm>
 
-#include "ops/defs_common.h"
+#include "ops/schema/defs_common.h"
 
 namespace ctp::defs {
 namespace {

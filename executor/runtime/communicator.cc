@@ -1,8 +1,8 @@
-#include "executor/communicator.h"
+#include "executor/runtime/communicator.h"
 
 #include <cstring>
 
-#include "executor/thread_group.h"
+#include "executor/threads/thread_group.h"
 #include "program_ir/error.h"
 
 namespace ctp {

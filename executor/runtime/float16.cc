@@ -1,4 +1,4 @@
-#include "executor/float16.h"
+#include "executor/runtime/float16.h"
 
 #include <cmath>
 #include <cstring>

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/tensor.h"
+#include "executor/runtime/tensor.h"
 
 namespace ctp {
 
@@ -61,7 +61,7 @@ class Communicator {
   std::string where(std::string_view op, const Tensor* tensor = nullptr) const;
 };
 
-class ThreadGroup;  // executor/thread_group.h
+class ThreadGroup;  // executor/threads/thread_group.h
 
 // The communication state of one worker (or of one device thread when one
 // process drives several devices): its options, its identity among the

@@ -1,4 +1,4 @@
-#include "executor/npy.h"
+#include "executor/runtime/npy.h"
 
 #include <cstdint>
 #include <cstring>

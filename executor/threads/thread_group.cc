@@ -1,12 +1,12 @@
-#include "executor/thread_group.h"
+#include "executor/threads/thread_group.h"
 
 #include <climits>
 #include <cstring>
 #include <functional>
 #include <vector>
 
-#include "executor/communicator_reduce.h"
-#include "executor/rendezvous_socket.h"
+#include "executor/runtime/communicator_reduce.h"
+#include "executor/rendezvous/rendezvous_socket.h"
 #include "program_ir/error.h"
 
 namespace ctp {

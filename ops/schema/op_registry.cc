@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <array>
 
-#include "ops/op_def.h"
+#include "ops/schema/op_def.h"
 
 namespace ctp {
 namespace {

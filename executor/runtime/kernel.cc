@@ -1,8 +1,8 @@
-#include "executor/kernel.h"
+#include "executor/runtime/kernel.h"
 
 #include <algorithm>
 
-#include "ops/op_def.h"
+#include "ops/schema/op_def.h"
 
 namespace ctp {
 namespace {

@@ -1,4 +1,4 @@
-#include "executor/rendezvous.h"
+#include "executor/rendezvous/rendezvous.h"
 
 #include <algorithm>
 #include <thread>

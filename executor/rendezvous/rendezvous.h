@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "executor/rendezvous_socket.h"
+#include "executor/rendezvous/rendezvous_socket.h"
 
 namespace ctp {
 

@@ -1,4 +1,4 @@
-#include "executor/scope.h"
+#include "executor/runtime/scope.h"
 
 #include <algorithm>
 

@@ -2,7 +2,7 @@
 // assign, cast, split, concat and coalesce_tensor.
 #include <cstdint>
 
-#include "ops/defs_common.h"
+#include "ops/schema/defs_common.h"
 
 namespace ctp::defs {
 namespace {

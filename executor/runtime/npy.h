@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "executor/tensor.h"
+#include "executor/runtime/tensor.h"
 
 namespace ctp {
 

@@ -1,4 +1,4 @@
-#include "ops/defs_common.h"
+#include "ops/schema/defs_common.h"
 
 #include <cstdint>
 #include <memory>

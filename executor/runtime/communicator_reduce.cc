@@ -1,10 +1,10 @@
-#include "executor/communicator_reduce.h"
+#include "executor/runtime/communicator_reduce.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
 
-#include "executor/float16.h"
+#include "executor/runtime/float16.h"
 #include "program_ir/error.h"
 
 namespace ctp {

@@ -16,7 +16,7 @@
 #include <string>
 #include <string_view>
 
-#include "executor/communicator.h"
+#include "executor/runtime/communicator.h"
 
 namespace ctp {
 

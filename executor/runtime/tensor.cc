@@ -1,4 +1,4 @@
-#include "executor/tensor.h"
+#include "executor/runtime/tensor.h"
 
 #include <unistd.h>
 

@@ -7,7 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "executor/tensor.h"
+#include "executor/runtime/tensor.h"
 
 namespace ctp {
 

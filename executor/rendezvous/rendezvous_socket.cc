@@ -1,4 +1,4 @@
-#include "executor/rendezvous_socket.h"
+#include "executor/rendezvous/rendezvous_socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

@@ -8,12 +8,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "executor/scope.h"
+#include "executor/runtime/scope.h"
 #include "program_ir/block.h"
 
 namespace ctp {
 
-class CommunicatorManager;  // executor/communicator.h
+class CommunicatorManager;  // executor/runtime/communicator.h
 class DeviceContext;        // per-device streams; CPU runs need none
 class OpProfile;            // executor/op_profile.h
 

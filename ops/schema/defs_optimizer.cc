@@ -1,6 +1,6 @@
 // Optimizer update ops: sgd, momentum, adam and lamb. Each writes its state
 // back in place, so every output takes the shape of the input it updates.
-#include "ops/defs_common.h"
+#include "ops/schema/defs_common.h"
 
 namespace ctp::defs {
 namespace {

@@ -1,12 +1,12 @@
 // Element-wise reductions of the CPU communicators (Gloo's reduce callback
 // and the in-process thread communicator share them, so both backends give
 // bit-identical results). FP16 and BF16 are reduced in float and rounded
-// back to nearest-even after every step, as NCCL does (executor/float16.h).
+// back to nearest-even after every step, as NCCL does (executor/runtime/float16.h).
 #pragma once
 #include <cstddef>
 #include <cstdint>
 
-#include "executor/communicator.h"
+#include "executor/runtime/communicator.h"
 #include "program_ir/types.h"
 
 namespace ctp {

@@ -1,4 +1,4 @@
-// What the op definition files (ops/defs_*.cc) share: short constructors for
+// What the op definition files (ops/schema/defs_*.cc) share: short constructors for
 // slot and attribute tables, and the context their shape inference runs in.
 #pragma once
 #include <functional>
@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ops/op_def.h"
+#include "ops/schema/op_def.h"
 
 namespace ctp::defs {
 

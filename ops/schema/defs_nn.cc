@@ -1,5 +1,5 @@
 // Neural-network layers: relu and softmax_with_cross_entropy, with grads.
-#include "ops/defs_common.h"
+#include "ops/schema/defs_common.h"
 
 namespace ctp::defs {
 namespace {
