@@ -182,8 +182,9 @@ int main(int argc, char** argv) {
         TranspileOptions o = options;
         o.multi_thread.trans_mode = m.trans_mode;
         NameGenerator names;
-        auto startup_pass = make_startup_pass(m.mode, o, names);
-        auto main_pass = make_main_pass(m.mode, o, names);
+        const auto transpiler = make_transpiler(m.mode, o);
+        auto startup_pass = transpiler->startup_pass(names);
+        auto main_pass = transpiler->main_pass(names);
         const double c0 = thread_cpu_ms();
         startup_pass->run(p.startup);
         const double c1 = thread_cpu_ms();

@@ -20,7 +20,7 @@
 #include "program_ir/error.h"
 #include "program_ir/program_io.h"
 #include "program_ir/text_io.h"
-#include "transpilers/transpile.h"
+#include "transpilers/transpiler_registry.h"
 
 namespace ctp {
 namespace {
@@ -40,17 +40,22 @@ std::vector<std::string> case_names() {
 }
 
 struct GoldenOptions {
-  TranspileMode mode;
-  TranspileOptions options;
+  std::string mode;
+  CollectiveOptions collective;
+  TranspilerSettings settings;
 };
 
 // options.json: mode, rank, endpoints, and optionally nrings, current_endpoint
-// (default endpoints[rank]), wait_port, trans_mode, fuse_allreduce, loss_scale
-// and selected_gpus (as FLAGS_selected_gpus spells it: "0,1,...").
+// (default endpoints[rank]) and wait_port; every other key is a setting of the
+// mode's transpiler, spelled as its flag with '_' for '-' (trans_mode,
+// fuse_allreduce, loss_scale, selected_gpus as FLAGS_selected_gpus spells it).
+// The registry says which keys a mode takes, as it does for `ctp transpile`.
 GoldenOptions parse_options(const fs::path& file) {
   const nlohmann::json j = nlohmann::json::parse(read_file(file.string()));
-  GoldenOptions g{parse_transpile_mode(j.at("mode").get<std::string>()), {}};
-  CollectiveOptions& c = g.options.collective;
+  GoldenOptions g;
+  g.mode = j.at("mode").get<std::string>();
+  const TranspilerRegistration& registration = builtin_transpilers().at(g.mode);
+  CollectiveOptions& c = g.collective;
   c.rank = j.at("rank").get<int>();
   c.endpoints = j.at("endpoints").get<std::vector<std::string>>();
   if (j.contains("nrings")) c.nrings = j["nrings"].get<int>();
@@ -59,19 +64,23 @@ GoldenOptions parse_options(const fs::path& file) {
   else if (c.rank >= 0 && c.rank < static_cast<int>(c.endpoints.size()))
     c.current_endpoint = c.endpoints[c.rank];
   c.wait_port = j.value("wait_port", false);
-  if (j.contains("trans_mode"))
-    g.options.multi_thread.trans_mode =
-        parse_multi_thread_trans_mode(j["trans_mode"].get<std::string>());
-  auto& spmt = g.options.single_process_multi_thread;
-  spmt.fuse_allreduce = j.value("fuse_allreduce", spmt.fuse_allreduce);
-  spmt.loss_scale = j.value("loss_scale", spmt.loss_scale);
-  if (j.contains("selected_gpus")) {
-    const std::string gpus = j["selected_gpus"].get<std::string>();
-    const int count = static_cast<int>(std::count(gpus.begin(), gpus.end(), ',')) + 1;
-    spmt.gpu_nums = count;
-    g.options.multi_thread.gpu_num = count;
+  static const std::set<std::string> kCollectiveKeys = {
+      "mode", "rank", "endpoints", "nrings", "current_endpoint", "wait_port"};
+  for (const auto& [key, value] : j.items()) {
+    if (kCollectiveKeys.count(key)) continue;
+    std::string name = key;
+    std::replace(name.begin(), name.end(), '_', '-');
+    const bool declared =
+        std::any_of(registration.settings.begin(), registration.settings.end(),
+                    [&](const TranspilerSetting& s) { return s.name == name; });
+    if (!declared) throw Error(file.string() + ": " + g.mode + " takes no setting '" + key + "'");
+    g.settings[name] = value.is_string() ? value.get<std::string>() : value.dump();
   }
   return g;
+}
+
+void run_case(const GoldenOptions& g, Program& startup, Program& main) {
+  builtin_transpilers().create(g.mode, g.collective, g.settings)->run(startup, main);
 }
 
 std::vector<std::string> lines_of(const std::string& text) {
@@ -98,14 +107,14 @@ TEST_P(Golden, MatchesExpectedOpSequence) {
     const std::vector<std::string> expected = lines_of(read_file(error_file.string()));
     ASSERT_EQ(expected.size(), 2u) << error_file << ": python exception class, ctp message part";
     try {
-      transpile(g.mode, g.options, startup, main);
+      run_case(g, startup, main);
       ADD_FAILURE() << "expected a ctp::Error containing '" << expected[1] << "'";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(expected[1]), std::string::npos) << e.what();
     }
     return;
   }
-  transpile(g.mode, g.options, startup, main);
+  run_case(g, startup, main);
   for (const auto& [name, program] :
        {std::pair<std::string, const Program*>{"startup", &startup}, {"main", &main}}) {
     const std::string actual = block_ops_to_text(program->global_block());
@@ -134,13 +143,13 @@ INSTANTIATE_TEST_SUITE_P(Cases, Golden, ::testing::ValuesIn(case_names()),
 TEST(GoldenCoverage, CasesSpanModesRingsRanksAndHosts) {
   const auto names = case_names();
   EXPECT_GE(names.size(), 40u);
-  std::map<TranspileMode, int> per_mode;
+  std::map<std::string, int> per_mode;
   std::set<int> nrings, nranks;
   bool rank0 = false, rank_nonzero = false, one_host = false, many_hosts = false;
-  std::set<MultiThreadTransMode> trans_modes;
+  std::set<std::string> trans_modes;
   for (const std::string& name : names) {
     const GoldenOptions g = parse_options(golden_dir() / name / "options.json");
-    const CollectiveOptions& c = g.options.collective;
+    const CollectiveOptions& c = g.collective;
     ++per_mode[g.mode];
     if (c.nrings) nrings.insert(*c.nrings);
     nranks.insert(static_cast<int>(c.endpoints.size()));
@@ -148,10 +157,13 @@ TEST(GoldenCoverage, CasesSpanModesRingsRanksAndHosts) {
     std::set<std::string> hosts;
     for (const auto& e : c.endpoints) hosts.insert(e.substr(0, e.find(':')));
     (hosts.size() > 1 ? many_hosts : one_host) = true;
-    if (g.mode == TranspileMode::kMultiThread) trans_modes.insert(g.options.multi_thread.trans_mode);
+    if (g.mode == "multi_thread") {
+      auto it = g.settings.find("trans-mode");
+      trans_modes.insert(it == g.settings.end() ? "fuse_all_reduce" : it->second);
+    }
   }
   EXPECT_EQ(per_mode.size(), 4u);
-  for (const auto& [mode, count] : per_mode) EXPECT_GE(count, 5) << to_string(mode);
+  for (const auto& [mode, count] : per_mode) EXPECT_GE(count, 5) << mode;
   for (int n : {1, 2, 3}) EXPECT_TRUE(nrings.count(n)) << "nrings " << n;
   for (int n : {2, 4, 8}) EXPECT_TRUE(nranks.count(n)) << "nranks " << n;
   EXPECT_TRUE(rank0 && rank_nonzero && one_host && many_hosts);

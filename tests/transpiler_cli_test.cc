@@ -31,7 +31,10 @@ class TranspilerCli : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(out_);
   }
-  void TearDown() override { fs::remove_all(out_); }
+  void TearDown() override {
+    fs::remove_all(out_);
+    fs::remove(out_.string() + ".log");
+  }
 
   // Runs `ENV ctp transpile ARGS --startup .. --main .. -o OUT`; returns the exit code.
   int run(const std::string& args, const std::string& env = "") {
@@ -133,7 +136,16 @@ TEST_F(TranspilerCli, UsageErrorsExitTwo) {
   EXPECT_EQ(run("--mode grad_allreduce --rank 0 --emit yaml" + eps), 2);
   EXPECT_EQ(run("--mode local_sgd --rank 0 --bucket-mb 25" + eps), 2);
   EXPECT_EQ(run("--mode grad_allreduce --rank 0 --bucket-mb 0" + eps), 2);
+  EXPECT_EQ(run("--mode multi_thread --rank 0 --trans-mode box" + eps), 2);
+  EXPECT_EQ(run("--mode grad_allreduce --rank 0 --nrings 0" + eps), 2);
   EXPECT_FALSE(fs::exists(out_));
+  // The message names the modes that take the flag, from the registry.
+  EXPECT_EQ(run("--mode local_sgd --rank 0 --selected-gpus 0,1" + eps), 2);
+  EXPECT_NE(read_file(out_.string() + ".log")
+                .find("--selected-gpus applies to --mode single_process_multi_thread and "
+                      "multi_thread only"),
+            std::string::npos)
+      << read_file(out_.string() + ".log");
 }
 
 TEST_F(TranspilerCli, InputErrorsExitOneAndWriteNothing) {
@@ -145,6 +157,13 @@ TEST_F(TranspilerCli, InputErrorsExitOneAndWriteNothing) {
   EXPECT_EQ(run("--mode single_process_multi_thread --rank 0 --endpoints " + kEndpoints,
                 "PADDLE_FUSE_ALLREDUCE=yes"),
             1);
+  // Endpoints the executor would refuse later are refused here (issue 20).
+  for (const std::string bad : {"10.0.0.2:notaport", "10.0.0.2:0", "10.0.0.2:70000"}) {
+    EXPECT_EQ(run("--mode grad_allreduce --rank 0 --endpoints 10.0.0.1:6170," + bad), 1) << bad;
+    EXPECT_NE(read_file(out_.string() + ".log").find("endpoint '" + bad + "' is not host:port"),
+              std::string::npos)
+        << read_file(out_.string() + ".log");
+  }
   const std::string missing = CTP_CLI_PATH + std::string(
       " transpile --mode grad_allreduce --rank 0 --endpoints a:1,b:1 --startup /nonexistent.json "
       "--main /nonexistent.json -o ") + out_.string() + " 2> /dev/null";

@@ -18,6 +18,7 @@ using testing::build_main;
 using testing::build_startup;
 using testing::ModelSpec;
 using testing::options_for;
+using testing::run_main_pass;
 
 
 TEST(TranspilerGradAllReduce, MainProgramMatchesReferenceOrder) {
@@ -57,7 +58,7 @@ TEST(TranspilerGradAllReduce, GradsOfOneOpComeOutInReversePairOrder) {
       .role(op_role::kBackward).role_var({"a", "a@GRAD", "b", "b@GRAD", "c", "c@GRAD"});
   Program main = pb.build();
   TranspileOptions o = options_for(4, 0, 3);
-  GradAllReduceMainPass(o).run(main);
+  run_main_pass(TranspileMode::kGradAllReduce, o, main);
   const auto ops = brief_ops(main.global_block());
   ASSERT_EQ(ops.size(), 5u);
   EXPECT_EQ(ops[1], brief_sync_calc("a@GRAD"));
@@ -70,7 +71,7 @@ TEST(TranspilerGradAllReduce, DistributedParamIsSkippedButMayBeTheLastGradNamed)
   ModelSpec spec;
   spec.distributed = {"fc_1.b_0"};
   Program main = build_main(spec);
-  GradAllReduceMainPass(options_for(2, 0, 1)).run(main);
+  run_main_pass(TranspileMode::kGradAllReduce, options_for(2, 0, 1), main);
   const auto ops = brief_ops(main.global_block());
   for (const auto& line : ops) EXPECT_EQ(line.find("c_allreduce_sum X=[fc_1.b_0@GRAD]"), std::string::npos);
   // fc_1.b_0's pair is the last the reverse walk reads, so the comm sync names it.
@@ -81,13 +82,13 @@ TEST(TranspilerGradAllReduce, NoOptimizerOpMeansNoCommSync) {
   Program main = build_main(ModelSpec{});
   auto& ops = main.global_block().ops();
   while (ops.back().type == "sgd") ops.pop_back();
-  GradAllReduceMainPass(options_for(2, 0)).run(main);
+  run_main_pass(TranspileMode::kGradAllReduce, options_for(2, 0), main);
   for (const Op& op : main.global_block().ops()) EXPECT_NE(op.type, "c_sync_comm_stream");
 }
 
 TEST(TranspilerGradAllReduce, ScaleIsOneOverNranksAsFloat) {
   Program main = build_main(ModelSpec{});
-  GradAllReduceMainPass(options_for(3, 2)).run(main);
+  run_main_pass(TranspileMode::kGradAllReduce, options_for(3, 2), main);
   auto it = std::find_if(main.global_block().ops().begin(), main.global_block().ops().end(),
                          [](const Op& op) { return op.type == "scale"; });
   ASSERT_NE(it, main.global_block().ops().end());
@@ -177,7 +178,7 @@ TEST(TranspilerGradAllReduce, UndeclaredGradNamesOpIndexTypeAndVar) {
   Program main = build_main(ModelSpec{});
   main.global_block().remove_var("fc_0.w_0@GRAD");
   try {
-    GradAllReduceMainPass(options_for(2, 0)).run(main);
+    run_main_pass(TranspileMode::kGradAllReduce, options_for(2, 0), main);
     FAIL() << "expected ctp::Error";
   } catch (const Error& e) {
     // mul_grad of layer 0 was op 10; the loss-grad scale inserted before it
@@ -193,7 +194,7 @@ TEST(TranspilerGradAllReduce, OddOpRoleVarIsAnErrorAtTheOp) {
   auto it = std::next(main.global_block().ops().begin(), 8);
   it->set_attr(kOpRoleVarAttr, Attribute(std::vector<std::string>{"fc_1.w_0"}));
   try {
-    GradAllReduceMainPass(options_for(2, 0)).run(main);
+    run_main_pass(TranspileMode::kGradAllReduce, options_for(2, 0), main);
     FAIL() << "expected ctp::Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("op 9 (mul_grad)"), std::string::npos) << e.what();
@@ -206,7 +207,7 @@ TEST(TranspilerGradAllReduce, LossGradOpWithoutOutputIsAnError) {
   auto it = std::next(main.global_block().ops().begin(), 5);
   ASSERT_EQ(it->type, "fill_constant");
   it->outputs.clear();
-  EXPECT_THROW(GradAllReduceMainPass(options_for(2, 0)).run(main), Error);
+  EXPECT_THROW(run_main_pass(TranspileMode::kGradAllReduce, options_for(2, 0), main), Error);
 }
 
 TEST(TranspilerGradAllReduce, DefaultsToTwoRings) {

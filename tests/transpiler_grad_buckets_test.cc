@@ -21,6 +21,7 @@ using testing::build_main;
 using testing::build_startup;
 using testing::ModelSpec;
 using testing::options_for;
+using testing::run_main_pass;
 
 TranspileOptions bucketed(int64_t bytes, int nrings = 2) {
   TranspileOptions o = options_for(2, 0, nrings);
@@ -64,7 +65,7 @@ TEST(TranspilerGradBuckets, ABucketClosesAfterTheOpThatFillsIt) {
 TEST(TranspilerGradBuckets, BucketSizeSetsHowManyCallsThereAre) {
   const auto collectives = [](int64_t bytes) {
     Program main = build_main(ModelSpec{});
-    GradAllReduceMainPass(bucketed(bytes, 1)).run(main);
+    run_main_pass(TranspileMode::kGradAllReduce, bucketed(bytes, 1), main);
     std::vector<std::string> fused;
     for (const Op& op : main.global_block().ops())
       if (op.type == "coalesce_tensor") fused.push_back(brief(op));
@@ -97,7 +98,7 @@ TEST(TranspilerGradBuckets, ADtypeChangeStartsANewBucket) {
         .role_var({p, std::string(p) + "@GRAD"});
   pb.op("sgd").in("Param", "a").out("ParamOut", "a").role(op_role::kOptimize);
   Program main = pb.build();
-  GradAllReduceMainPass(bucketed(int64_t{1} << 20, 1)).run(main);
+  run_main_pass(TranspileMode::kGradAllReduce, bucketed(int64_t{1} << 20, 1), main);
   const std::vector<std::string> ops = brief_ops(main.global_block());
   ASSERT_EQ(ops.size(), 11u);
   EXPECT_EQ(ops[1], coalesce({"a@GRAD"}, "grad_bucket_0"));  // closed when b's BF16 grad came
@@ -110,7 +111,7 @@ TEST(TranspilerGradBuckets, DistributedParamsStayOutOfBuckets) {
   ModelSpec spec;
   spec.distributed = {"fc_1.b_0"};
   Program main = build_main(spec);
-  GradAllReduceMainPass(bucketed(int64_t{1} << 30)).run(main);
+  run_main_pass(TranspileMode::kGradAllReduce, bucketed(int64_t{1} << 30), main);
   int buckets = 0;
   for (const Op& op : main.global_block().ops()) {
     if (op.type != "coalesce_tensor") continue;
@@ -128,7 +129,7 @@ TEST(TranspilerGradBuckets, BucketNamesSkipVarsTheProgramHas) {
   pb.tmp("grad_bucket_0", {4});
   pb.op("some_grad").out("Out", "a@GRAD").role(op_role::kBackward).role_var({"a", "a@GRAD"});
   Program main = pb.build();
-  GradAllReduceMainPass(bucketed(1024, 1)).run(main);
+  run_main_pass(TranspileMode::kGradAllReduce, bucketed(1024, 1), main);
   EXPECT_EQ(brief_ops(main.global_block())[1], coalesce({"a@GRAD"}, "grad_bucket_1"));
 }
 
@@ -139,7 +140,7 @@ TEST(TranspilerGradBuckets, ErrorsNameTheGradOrTheOption) {
   pb.op("some_grad").out("Out", "a@GRAD").role(op_role::kBackward).role_var({"a", "a@GRAD"});
   Program main = pb.build();
   try {
-    GradAllReduceMainPass(bucketed(1024)).run(main);
+    run_main_pass(TranspileMode::kGradAllReduce, bucketed(1024), main);
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("grad 'a@GRAD' has shape [-1, 4]"), std::string::npos)

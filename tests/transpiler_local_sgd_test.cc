@@ -14,6 +14,7 @@ using testing::build_main;
 using testing::build_startup;
 using testing::ModelSpec;
 using testing::options_for;
+using testing::run_main_pass;
 
 std::string optimize(const std::string& type, const std::string& x, const std::string& out,
                      const std::string& extra = "") {
@@ -30,7 +31,7 @@ TEST(TranspilerLocalSgd, MainProgramMatchesReferenceOrder) {
   Program main = build_main(spec);
   const auto before = brief_ops(main.global_block());
   ASSERT_EQ(before.size(), 9u);
-  LocalSgdMainPass(options_for(4, 3, 3)).run(main);
+  run_main_pass(TranspileMode::kLocalSgd, options_for(4, 3, 3), main);
   std::vector<std::string> expected(before.begin(), before.begin() + 8);  // through sgd(w)
   expected.push_back(sub("fc_0.w_0"));
   expected.push_back(optimize("c_sync_calc_stream", "fc_0.w_0", "fc_0.w_0"));
@@ -64,7 +65,7 @@ TEST(TranspilerLocalSgd, SharedParamGetsDuplicatedOps) {
   Op again = main.global_block().ops().back();
   again.set_input("Param", {"fc_0.w_0"});
   main.global_block().append_op(again);
-  LocalSgdMainPass(options_for(2, 0, 1)).run(main);
+  run_main_pass(TranspileMode::kLocalSgd, options_for(2, 0, 1), main);
   int scales = 0;
   for (const Op& op : main.global_block().ops())
     scales += op.type == "scale" && op.input("X")->front() == "fc_0.w_0";
@@ -94,7 +95,7 @@ TEST(TranspilerLocalSgd, MainSnapshotTakesTheParamDtype) {
   spec.layers = 1;
   spec.grad_dtype = DataType::FP16;
   Program main = build_main(spec);
-  LocalSgdMainPass(options_for(2, 0)).run(main);
+  run_main_pass(TranspileMode::kLocalSgd, options_for(2, 0), main);
   EXPECT_EQ(main.global_block().var("fc_0.w_0@SNAPSHOT").dtype, DataType::FP16);
 }
 
@@ -103,7 +104,7 @@ TEST(TranspilerLocalSgd, NoUpdateOpFailsLikeTheReference) {
   auto& ops = main.global_block().ops();
   while (ops.back().type == "sgd") ops.pop_back();
   try {
-    LocalSgdMainPass(options_for(2, 0)).run(main);
+    run_main_pass(TranspileMode::kLocalSgd, options_for(2, 0), main);
     FAIL() << "expected ctp::Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no update op"), std::string::npos) << e.what();
@@ -116,7 +117,7 @@ TEST(TranspilerLocalSgd, UndeclaredParamNamesTheOp) {
   Program main = build_main(spec);
   main.global_block().ops().back().set_input("Param", {"ghost"});
   try {
-    LocalSgdMainPass(options_for(2, 0)).run(main);
+    run_main_pass(TranspileMode::kLocalSgd, options_for(2, 0), main);
     FAIL() << "expected ctp::Error";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -129,7 +130,7 @@ TEST(TranspilerLocalSgd, ExistingSnapshotWithAnotherShapeIsAnError) {
   spec.layers = 1;
   Program main = build_main(spec);
   main.global_block().add_var(Var{.name = "fc_0.b_0@SNAPSHOT", .shape = {3}, .persistable = true});
-  EXPECT_THROW(LocalSgdMainPass(options_for(2, 0)).run(main), Error);
+  EXPECT_THROW(run_main_pass(TranspileMode::kLocalSgd, options_for(2, 0), main), Error);
 }
 
 }  // namespace

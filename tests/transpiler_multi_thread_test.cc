@@ -15,6 +15,7 @@ using testing::build_startup;
 using testing::ModelSpec;
 using testing::op_types;
 using testing::options_for;
+using testing::run_main_pass;
 
 TranspileOptions mt_options(int nranks, int rank, MultiThreadTransMode mode, int nrings = 1) {
   TranspileOptions o = options_for(nranks, rank, nrings);
@@ -31,7 +32,7 @@ TEST(TranspilerMultiThread, FuseSplitsSegmentsByDtypeAndInsertsThemReversed) {
   main.global_block().var("fc_0.b_0@GRAD").dtype = DataType::FP16;
   const auto before = brief_ops(main.global_block());
   NameGenerator names;
-  MultiThreadMainPass(mt_options(2, 0, MultiThreadTransMode::kFuseAllReduce), names).run(main);
+  run_main_pass(TranspileMode::kMultiThread, mt_options(2, 0, MultiThreadTransMode::kFuseAllReduce), names, main);
   // Grads in reverse op order: fc_0.w_0 (FP32), fc_0.b_0 (FP16), fc_1.w_0, fc_1.b_0 (FP32).
   const std::string f0 = "FusedOutput_fc_0.w_0@GRAD_0";
   const std::string f1 = "FusedOutput_fc_0.b_0@GRAD_0";
@@ -63,7 +64,7 @@ TEST(TranspilerMultiThread, FuseCutsSegmentsAt128Grads) {
   spec.layers = 70;  // 140 grads
   Program main = build_main(spec);
   NameGenerator names;
-  MultiThreadMainPass(mt_options(2, 0, MultiThreadTransMode::kFuseAllReduce), names).run(main);
+  run_main_pass(TranspileMode::kMultiThread, mt_options(2, 0, MultiThreadTransMode::kFuseAllReduce), names, main);
   std::vector<std::size_t> sizes;
   for (const Op& op : main.global_block().ops())
     if (op.type == "coalesce_tensor") sizes.push_back(op.input("Input")->size());
@@ -76,7 +77,7 @@ TEST(TranspilerMultiThread, FuseWithoutOptimizerOpAddsNothingButTheScale) {
   while (ops.back().type == "sgd") ops.pop_back();
   const std::size_t count = ops.size();
   NameGenerator names;
-  MultiThreadMainPass(mt_options(2, 0, MultiThreadTransMode::kFuseAllReduce), names).run(main);
+  run_main_pass(TranspileMode::kMultiThread, mt_options(2, 0, MultiThreadTransMode::kFuseAllReduce), names, main);
   EXPECT_EQ(main.global_block().op_count(), count + 1);
   EXPECT_FALSE(main.global_block().has_var("FusedOutput_fc_0.w_0@GRAD_0"));
 }
@@ -91,7 +92,7 @@ TEST(TranspilerMultiThread, AllGatherSplitsAdamIntoOneCopyPerRank) {
   TranspileOptions o = mt_options(2, 1, MultiThreadTransMode::kAllGather);
   o.multi_thread.gpu_num = 2;  // 4 pieces
   NameGenerator names;
-  MultiThreadMainPass(o, names).run(main);
+  run_main_pass(TranspileMode::kMultiThread, o, names, main);
   std::vector<std::string> expected(before.begin(), before.begin() + 4);
   expected.push_back("scale X=[loss@GRAD] -> Out=[loss@GRAD] {op_role=1, scale=0.5f}");
   expected.insert(expected.end(), before.begin() + 4, before.begin() + 6);  // mean_grad, add_grad
@@ -130,7 +131,7 @@ TEST(TranspilerMultiThread, AllGatherDeclaresUnusedVarsForDistributedParams) {
   spec.distributed = {"fc_0.w_0"};
   Program main = build_main(spec);
   NameGenerator names;
-  MultiThreadMainPass(mt_options(2, 0, MultiThreadTransMode::kAllGather), names).run(main);
+  run_main_pass(TranspileMode::kMultiThread, mt_options(2, 0, MultiThreadTransMode::kAllGather), names, main);
   EXPECT_TRUE(main.global_block().has_var("fc_0.w_0_allgather"));
   for (const Op& op : main.global_block().ops())
     if (op.type == "c_allgather") {
@@ -153,7 +154,7 @@ TEST(TranspilerMultiThread, AllGatherAdamWithoutGatheredGradIsAnError) {
   it->remove_attr(kOpRoleVarAttr);
   NameGenerator names;
   try {
-    MultiThreadMainPass(mt_options(2, 0, MultiThreadTransMode::kAllGather), names).run(main);
+    run_main_pass(TranspileMode::kMultiThread, mt_options(2, 0, MultiThreadTransMode::kAllGather), names, main);
     FAIL() << "expected ctp::Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("(adam): gathered grad 'fc_0.b_0_allgather'"),

@@ -14,6 +14,7 @@ using testing::build_main;
 using testing::build_startup;
 using testing::ModelSpec;
 using testing::op_types;
+using testing::run_main_pass;
 
 TranspileOptions spmt_options(std::vector<std::string> endpoints, int rank, int fuse) {
   TranspileOptions o;
@@ -81,7 +82,7 @@ TEST(TranspilerSpmt, SeveralHostsUseMultitrainerAndScaleByHostsAndGpus) {
 
 TEST(TranspilerSpmt, FuseZeroAllreducesEachGradOnOneRing) {
   Program main = build_main(ModelSpec{});
-  SingleProcessMultiThreadMainPass(spmt_options({"127.0.0.1:1"}, 0, 0)).run(main);
+  run_main_pass(TranspileMode::kSingleProcessMultiThread, spmt_options({"127.0.0.1:1"}, 0, 0), main);
   int allreduces = 0;
   for (const Op& op : main.global_block().ops()) {
     if (op.type != "c_allreduce_sum") continue;
@@ -105,7 +106,7 @@ TEST(TranspilerSpmt, WithoutParamsOnlyTheLossScaleIsInserted) {
   Program main = program_without_params();
   TranspileOptions o = spmt_options({"10.0.0.1:1", "10.0.0.2:1"}, 0, 1);
   o.single_process_multi_thread.gpu_nums = 2;
-  SingleProcessMultiThreadMainPass(o).run(main);
+  run_main_pass(TranspileMode::kSingleProcessMultiThread, o, main);
   // No params: 1/gpu_nums, not divided by the host count.
   EXPECT_EQ(op_types(main.global_block()),
             (std::vector<std::string>{"mean", "fill_constant", "scale"}));
@@ -113,7 +114,7 @@ TEST(TranspilerSpmt, WithoutParamsOnlyTheLossScaleIsInserted) {
 
   Program untouched = program_without_params();
   o.single_process_multi_thread.loss_scale = 0;
-  SingleProcessMultiThreadMainPass(o).run(untouched);
+  run_main_pass(TranspileMode::kSingleProcessMultiThread, o, untouched);
   EXPECT_EQ(untouched, program_without_params());
 }
 
@@ -121,7 +122,7 @@ TEST(TranspilerSpmt, LossScaleZeroKeepsTheAllreduce) {
   Program main = build_main(ModelSpec{});
   TranspileOptions o = spmt_options({"127.0.0.1:1"}, 0, 1);
   o.single_process_multi_thread.loss_scale = 0;
-  SingleProcessMultiThreadMainPass(o).run(main);
+  run_main_pass(TranspileMode::kSingleProcessMultiThread, o, main);
   const auto types = op_types(main.global_block());
   EXPECT_EQ(std::count(types.begin(), types.end(), "scale"), 0);
   EXPECT_EQ(std::count(types.begin(), types.end(), "coalesce_tensor"), 1);

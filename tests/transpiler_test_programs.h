@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "program_ir/builder.h"
-#include "transpilers/options.h"
+#include "transpilers/transpile.h"
 
 namespace ctp::testing {
 
@@ -221,6 +221,16 @@ inline TranspileOptions options_for(int nranks, int rank, int nrings = 2) {
   o.collective.current_endpoint = o.collective.endpoints.empty() ? "" : o.collective.endpoints[rank];
   o.collective.nrings = nrings;
   return o;
+}
+
+// Only the main pass of `mode`'s transpiler (the startup program untouched).
+inline void run_main_pass(TranspileMode mode, const TranspileOptions& o, NameGenerator& names,
+                          Program& main) {
+  make_transpiler(mode, o)->main_pass(names)->run(main);
+}
+inline void run_main_pass(TranspileMode mode, const TranspileOptions& o, Program& main) {
+  NameGenerator names;
+  run_main_pass(mode, o, names, main);
 }
 
 }  // namespace ctp::testing

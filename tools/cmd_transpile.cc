@@ -1,15 +1,19 @@
 // `ctp transpile`: rewrites a startup and a main program for data-parallel
 // training in one of the reference's four modes (docs/transpilers.md).
 //
-// Paddle read three settings from the environment; the library takes them as
-// options and this command maps them: PADDLE_FUSE_ALLREDUCE -> --fuse-allreduce,
-// PADDLE_LOSS_SCALE -> --loss-scale, FLAGS_selected_gpus -> --selected-gpus
-// (only its count matters). A flag wins over its variable.
+// The modes, their flags, help and checks come from the transpiler registry
+// (transpilers/transpiler_registry.h): a transpiler's settings become flags,
+// and Paddle's environment variables for them (PADDLE_FUSE_ALLREDUCE ->
+// --fuse-allreduce, PADDLE_LOSS_SCALE -> --loss-scale, FLAGS_selected_gpus ->
+// --selected-gpus) are read here, never by the library. A flag wins over its
+// variable.
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -21,25 +25,30 @@
 #include "program_ir/text_io.h"
 #include "tools/command.h"
 #include "transpilers/rank_specialization.h"
-#include "transpilers/transpile.h"
+#include "transpilers/transpiler.h"
+#include "transpilers/transpiler_registry.h"
 
 namespace ctp::cli {
 namespace {
 
 namespace fs = std::filesystem;
 
+// A transpiler's own setting as a flag: the text given, or the items of a
+// comma-separated list.
+struct SettingArg {
+  std::string text;
+  std::vector<std::string> items;
+  CLI::Option* option = nullptr;
+};
+
 struct TranspileArgs {
   std::string mode;
-  std::optional<std::string> trans_mode;
   std::optional<int> nrings;
   std::optional<int> rank;
   std::vector<std::string> endpoints;
   std::optional<std::string> current_endpoint;
   bool wait_port = false;
-  std::optional<int> fuse_allreduce;
-  std::optional<int> loss_scale;
-  std::optional<double> bucket_mb;
-  std::vector<std::string> selected_gpus;
+  std::map<std::string, SettingArg> settings;  // by setting name, one per registered flag
   std::string startup;
   std::string main;
   std::string out_dir;
@@ -48,7 +57,7 @@ struct TranspileArgs {
 };
 
 // Python's int(): optional surrounding whitespace and sign, decimal digits.
-int env_int(const char* name, const std::string& value) {
+int env_int(const std::string& name, const std::string& value) {
   std::size_t begin = value.find_first_not_of(" \t\n\r\f\v");
   std::size_t end = value.find_last_not_of(" \t\n\r\f\v");
   const std::string s = begin == std::string::npos ? "" : value.substr(begin, end - begin + 1);
@@ -63,43 +72,54 @@ int env_int(const char* name, const std::string& value) {
       ok = false;
     }
   }
-  throw Error(std::string("environment variable ") + name + "='" + value +
-              "' is not an integer");
+  throw Error("environment variable " + name + "='" + value + "' is not an integer");
 }
 
-std::optional<std::string> env(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v) return std::nullopt;
-  return std::string(v);
+// "a", "a and b", "a, b and c".
+std::string joined(const std::vector<std::string>& names) {
+  std::string text;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i) text += i + 1 == names.size() ? " and " : ", ";
+    text += names[i];
+  }
+  return text;
 }
 
-// FLAGS_selected_gpus as the reference counts it: the fields between commas.
-int gpu_count(const std::string& list) {
-  return static_cast<int>(std::count(list.begin(), list.end(), ',')) + 1;
+// The settings of `r`: Paddle's environment variable where set (read here
+// only, never by the library), then the flag, which wins. A flag of another
+// transpiler is a usage error.
+TranspilerSettings collect_settings(const TranspileArgs& a, const TranspilerRegistration& r) {
+  for (const auto& shared : builtin_transpilers().settings()) {
+    const SettingArg& arg = a.settings.at(shared.setting.name);
+    const auto& takers = shared.transpilers;
+    if (arg.option->count() && std::find(takers.begin(), takers.end(), r.name) == takers.end())
+      throw UsageError("--" + shared.setting.name + " applies to --mode " + joined(takers) +
+                       " only");
+  }
+  TranspilerSettings settings;
+  for (const TranspilerSetting& s : r.settings) {
+    if (!s.env.empty()) {
+      if (const char* v = std::getenv(s.env.c_str()))
+        settings[s.name] = s.kind == SettingKind::kInt ? std::to_string(env_int(s.env, v)) : v;
+    }
+    const SettingArg& arg = a.settings.at(s.name);
+    if (!arg.option->count()) continue;
+    if (s.kind != SettingKind::kList) {
+      settings[s.name] = arg.text;
+      continue;
+    }
+    std::string list;
+    for (const std::string& item : arg.items) list += (list.empty() ? "" : ",") + item;
+    settings[s.name] = list;
+  }
+  return settings;
 }
 
-TranspileOptions build_options(const TranspileArgs& a, TranspileMode mode) {
-  const bool spmt = mode == TranspileMode::kSingleProcessMultiThread;
-  const bool multi_thread = mode == TranspileMode::kMultiThread;
-  if (a.trans_mode && !multi_thread)
-    throw UsageError("--trans-mode applies to --mode multi_thread only");
-  if ((a.fuse_allreduce || a.loss_scale) && !spmt)
-    throw UsageError("--fuse-allreduce and --loss-scale apply to --mode "
-                     "single_process_multi_thread only");
-  if (a.bucket_mb && mode != TranspileMode::kGradAllReduce)
-    throw UsageError("--bucket-mb applies to --mode grad_allreduce only");
-  if (a.bucket_mb && !(*a.bucket_mb > 0))
-    throw UsageError("--bucket-mb must be positive");
-  if (!a.selected_gpus.empty() && !spmt && !multi_thread)
-    throw UsageError("--selected-gpus applies to single_process_multi_thread and multi_thread");
-  if (spmt && a.nrings && *a.nrings != 1)
-    throw UsageError("single_process_multi_thread always uses one ring; drop --nrings");
+CollectiveOptions build_collective(const TranspileArgs& a) {
   if (a.all_ranks && (a.rank || a.current_endpoint))
     throw UsageError("--all-ranks writes every rank: drop --rank and --current-endpoint");
   if (!a.all_ranks && !a.rank) throw UsageError("--rank is required (or give --all-ranks)");
-
-  TranspileOptions o;
-  CollectiveOptions& c = o.collective;
+  CollectiveOptions c;
   c.nrings = a.nrings;
   c.endpoints = a.endpoints;
   c.rank = a.all_ranks ? 0 : *a.rank;
@@ -112,25 +132,25 @@ TranspileOptions build_options(const TranspileArgs& a, TranspileMode mode) {
     throw UsageError("--rank " + std::to_string(c.rank) + " has no entry in --endpoints (" +
                      std::to_string(c.endpoints.size()) + " given); pass --current-endpoint");
   }  // a negative rank is reported by the transpiler, as the reference does
+  return c;
+}
 
-  if (a.bucket_mb)
-    o.grad_allreduce.bucket_bytes = bucket_bytes_for_mib(*a.bucket_mb);
-  if (a.trans_mode) o.multi_thread.trans_mode = parse_multi_thread_trans_mode(*a.trans_mode);
-  auto& s = o.single_process_multi_thread;
-  if (spmt) {
-    if (auto v = env("PADDLE_FUSE_ALLREDUCE")) s.fuse_allreduce = env_int("PADDLE_FUSE_ALLREDUCE", *v);
-    if (auto v = env("PADDLE_LOSS_SCALE")) s.loss_scale = env_int("PADDLE_LOSS_SCALE", *v);
+// The transpiler the flags ask for; errors in what the flags chose (not in
+// where the ranks are) are usage errors.
+std::unique_ptr<Transpiler> build_transpiler(const TranspileArgs& a) {
+  const TranspilerRegistry& registry = builtin_transpilers();
+  const TranspilerRegistration* r = registry.find(a.mode);
+  if (!r)
+    throw UsageError("unknown --mode '" + a.mode + "' (expected " + registry.names_text() + ")");
+  const TranspilerSettings settings = collect_settings(a, *r);
+  const CollectiveOptions collective = build_collective(a);
+  try {
+    std::unique_ptr<Transpiler> transpiler = r->create(collective, settings);
+    transpiler->check_options();
+    return transpiler;
+  } catch (const Error& e) {
+    throw UsageError(e.what());
   }
-  if (a.fuse_allreduce) s.fuse_allreduce = *a.fuse_allreduce;
-  if (a.loss_scale) s.loss_scale = *a.loss_scale;
-  std::optional<int> gpus;
-  if (auto v = env("FLAGS_selected_gpus")) gpus = gpu_count(*v);
-  if (!a.selected_gpus.empty()) gpus = static_cast<int>(a.selected_gpus.size());
-  if (gpus) {
-    s.gpu_nums = *gpus;
-    o.multi_thread.gpu_num = *gpus;
-  }
-  return o;
 }
 
 struct Emit {
@@ -165,14 +185,14 @@ void write_pair(const fs::path& dir, const Emit& emit, const std::string& startu
 // Transpiles once (rank 0), then writes every rank's pair from the shared
 // work: the main program is the same for all ranks and is rendered once; each
 // rank's startup differs only in a few attributes of the communicator ops.
-void write_all_ranks(TranspileMode mode, const TranspileOptions& options, Program startup,
-                     Program main, const fs::path& out_dir, const Emit& emit) {
+void write_all_ranks(const Transpiler& transpiler, Program startup, Program main,
+                     const fs::path& out_dir, const Emit& emit) {
   const std::size_t original_ops = startup.global_block().op_count();
-  transpile(mode, options, startup, main);
+  transpiler.run(startup, main);
   const std::string main_bytes = render(main, emit);
-  const StartupRankSpecializer specializer(std::move(startup), original_ops,
-                                           options.collective.endpoints);
-  const int nranks = static_cast<int>(options.collective.endpoints.size());
+  const std::vector<std::string>& endpoints = transpiler.collective().endpoints;
+  const StartupRankSpecializer specializer(std::move(startup), original_ops, endpoints);
+  const int nranks = static_cast<int>(endpoints.size());
   make_dir(out_dir);
   const unsigned threads =
       std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
@@ -199,23 +219,53 @@ void write_all_ranks(TranspileMode mode, const TranspileOptions& options, Progra
 }
 
 void run_transpile(const TranspileArgs& a) {
-  const TranspileMode mode = [&] {
-    try {
-      return parse_transpile_mode(a.mode);
-    } catch (const Error& e) {
-      throw UsageError(e.what());
-    }
-  }();
+  const std::unique_ptr<Transpiler> transpiler = build_transpiler(a);
   const Emit emit = parse_emit(a.emit);
-  const TranspileOptions options = build_options(a, mode);
   Program startup = load_program_file(a.startup);
   Program main = load_program_file(a.main);
   if (a.all_ranks) {
-    write_all_ranks(mode, options, std::move(startup), std::move(main), a.out_dir, emit);
+    write_all_ranks(*transpiler, std::move(startup), std::move(main), a.out_dir, emit);
     return;
   }
-  transpile(mode, options, startup, main);
+  transpiler->run(startup, main);
   write_pair(a.out_dir, emit, render(startup, emit), render(main, emit));
+}
+
+// --nrings' help from each transpiler's ring rules.
+std::string nrings_help(const TranspilerRegistry& registry) {
+  std::vector<std::string> defaults, fixed;
+  for (const TranspilerRegistration& r : registry.all()) {
+    if (r.rings.one_ring_only)
+      fixed.push_back(r.name);
+    else
+      defaults.push_back(r.name + " " + std::to_string(r.rings.default_nrings));
+  }
+  std::string help = "rings to alternate over (default: " + joined(defaults);
+  if (!fixed.empty()) help += "; " + joined(fixed) + " always 1";
+  return help + ")";
+}
+
+// A transpiler's setting as a flag: its help, the modes that take it, its
+// choices and its environment variable.
+void add_setting_flag(CLI::App* cmd, const TranspilerRegistry::SharedSetting& shared,
+                      SettingArg& arg) {
+  const TranspilerSetting& s = shared.setting;
+  std::string help = joined(shared.transpilers) + " only: " + s.help;
+  if (!s.env.empty()) help += " [" + s.env + "]";
+  if (s.kind == SettingKind::kList) {
+    arg.option = cmd->add_option("--" + s.name, arg.items, help)->delimiter(',');
+    return;
+  }
+  arg.option = cmd->add_option("--" + s.name, arg.text, help);
+  if (!s.choices.empty()) arg.option->check(CLI::IsMember(s.choices));
+}
+
+// One line per transpiler, for the subcommand's description.
+std::string transpiler_list() {
+  std::string text = "\n\nModes:";
+  for (const TranspilerRegistration& r : builtin_transpilers().all())
+    text += "\n  " + r.name + " (" + r.reference_class + "): " + r.summary;
+  return text;
 }
 
 const CommandRegistrar kRegistrar([](CLI::App& app) {
@@ -224,16 +274,11 @@ const CommandRegistrar kRegistrar([](CLI::App& app) {
       "transpile",
       "Rewrite a startup and a main program for data-parallel training as Paddle's collective "
       "transpiler does; writes OUTDIR/startup.<ext> and OUTDIR/main.<ext> (pb, json or txt), or "
-      "OUTDIR/rank_<r>/... for every rank with --all-ranks. PADDLE_FUSE_ALLREDUCE, "
-      "PADDLE_LOSS_SCALE and FLAGS_selected_gpus are read when set; flags win.");
-  cmd->add_option("--mode", args->mode,
-                  "grad_allreduce, local_sgd, single_process_multi_thread or multi_thread")
-      ->required();
-  cmd->add_option("--trans-mode", args->trans_mode,
-                  "multi_thread only: fuse_all_reduce (default), all_gather or all_reduce");
-  cmd->add_option("--nrings", args->nrings,
-                  "rings to alternate over (default 2; multi_thread 1; "
-                  "single_process_multi_thread always 1)");
+      "OUTDIR/rank_<r>/... for every rank with --all-ranks. Paddle's environment variables "
+      "named in [brackets] below are read when set; flags win." + transpiler_list());
+  const TranspilerRegistry& registry = builtin_transpilers();
+  cmd->add_option("--mode", args->mode, "the transpiler: " + registry.names_text())->required();
+  cmd->add_option("--nrings", args->nrings, nrings_help(registry));
   cmd->add_option("--rank", args->rank, "this process's rank");
   cmd->add_option("--endpoints", args->endpoints, "every rank's host:port, comma-separated")
       ->delimiter(',')
@@ -243,22 +288,8 @@ const CommandRegistrar kRegistrar([](CLI::App& app) {
   cmd->add_flag("--wait-port", args->wait_port,
                 "accepted for compatibility; ctp never blocks here (the executor's rendezvous "
                 "waits for the other ranks)");
-  cmd->add_option("--fuse-allreduce", args->fuse_allreduce,
-                  "single_process_multi_thread: 0 allreduce per grad, 1 coalesce (default), "
-                  "2 c_allreduce_xsum [PADDLE_FUSE_ALLREDUCE]")
-      ->check(CLI::IsMember({0, 1, 2}));
-  cmd->add_option("--loss-scale", args->loss_scale,
-                  "single_process_multi_thread: 0 leaves the loss gradient unscaled, 1 scales "
-                  "it (default) [PADDLE_LOSS_SCALE]")
-      ->check(CLI::IsMember({0, 1}));
-  cmd->add_option("--bucket-mb", args->bucket_mb,
-                  "grad_allreduce only, ctp's schedule (not the reference's): coalesce the "
-                  "gradients into buckets of about this many MiB in the order the backward "
-                  "makes them, one c_allreduce_sum per bucket right after its last gradient");
-  cmd->add_option("--selected-gpus", args->selected_gpus,
-                  "GPU ids per process, comma-separated; only their count is used "
-                  "[FLAGS_selected_gpus]")
-      ->delimiter(',');
+  for (const auto& shared : registry.settings())
+    add_setting_flag(cmd, shared, args->settings[shared.setting.name]);
   cmd->add_option("--startup", args->startup, "startup program (protobuf or JSON)")->required();
   cmd->add_option("--main", args->main, "main program (protobuf or JSON)")->required();
   cmd->add_option("-o,--out", args->out_dir, "output directory (created if missing)")

@@ -1,29 +1,31 @@
-// Values both passes of a mode derive from the options, computed by these
-// functions rather than carried from the startup pass to the main pass (the
-// reference stores them on the transpiler object between the two rewrites).
+// The checks every transpiler shares on the job it is given, and values
+// derived from the endpoints. Transpiler::check() runs the checks before any
+// rewrite, so an option error leaves the programs untouched.
 #pragma once
 #include <string>
 #include <vector>
 
-#include "transpilers/options.h"
+#include "transpilers/collective_options.h"
+#include "transpilers/transpiler.h"
 
 namespace ctp {
 
-// Throws ctp::Error, as the reference's Collective.transpile raises: fewer than
-// two endpoints (except SingleProcessMultiThread and MultiThread), a negative
-// rank, a current endpoint that is not listed; and, where the reference would
-// divide by zero, nrings or a GPU count below one.
-void check_transpile_options(TranspileMode mode, const TranspileOptions& options);
+// Throws ctp::Error starting with `prefix`, as the reference's
+// Collective.transpile raises: fewer than two endpoints (unless
+// rules.single_endpoint_allowed), a negative rank, a current endpoint that is
+// not listed; and, past the reference, an endpoint that is not host:port with
+// a port 1..65535 (the executor refuses those when it starts).
+void check_collective_job(const std::string& prefix, const CollectiveOptions& options,
+                          const RingRules& rules);
 
-// The ring count the mode uses: options.nrings or the reference's default.
-int resolved_nrings(TranspileMode mode, const CollectiveOptions& options);
+// Throws ctp::Error starting with `prefix` where the reference would divide by
+// zero or cannot be asked: nrings below one, or other than one where
+// rules.one_ring_only.
+void check_ring_options(const std::string& prefix, const CollectiveOptions& options,
+                        const RingRules& rules);
 
-// The reference's self.nranks as the main program rewrite sees it: the number
-// of endpoints, except for SingleProcessMultiThread, whose startup rewrite
-// resets it to the number of distinct hosts when there are several, else 1.
-int effective_nranks(TranspileMode mode, const CollectiveOptions& options);
-
-// Distinct hosts (the part of "host:port" before the first ':').
+// Distinct hosts (the part of "host:port" before the first ':', as the
+// reference splits them).
 int distinct_host_count(const std::vector<std::string>& endpoints);
 
 // `endpoints` without the first occurrence of `current` (Python's list.remove).

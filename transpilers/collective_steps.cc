@@ -6,6 +6,7 @@
 #include "program_ir/error.h"
 #include "program_ir/types.h"
 #include "transpilers/collective_rules.h"
+#include "transpilers/grouping.h"
 #include "transpilers/rewrite_support.h"
 
 namespace ctp {
@@ -67,12 +68,8 @@ void append_comm_init_all(Block& block) {
 }
 
 void insert_loss_grad_scale(Block& block, float scale, std::string_view pass) {
-  std::size_t index = block.op_count();
-  for (auto it = block.ops().end(); it != block.ops().begin();) {
-    --it;
-    --index;
-    const OpSite site{pass, block, index, *it};
-    if (!is_loss_grad_at(site)) continue;
+  for_each_op_reversed(block, pass, [&](Block::OpHandle it, const OpSite& site) {
+    if (!is_loss_grad_at(site)) return;
     const std::vector<std::string> outputs = it->output_arg_names();
     if (outputs.empty()) site.fail("the loss-gradient op has no output to scale");
     const Var& loss_grad = require_var(site, outputs.front(), "loss gradient");
@@ -80,38 +77,58 @@ void insert_loss_grad_scale(Block& block, float scale, std::string_view pass) {
         it, make_in_place_op("scale", loss_grad.name,
                              {{"scale", Attribute(scale)},
                               {kOpRoleAttr, Attribute(op_role::kBackward)}}));
-  }
+  });
 }
 
-void insert_grad_allreduce(Block& block, int nrings, std::string_view pass) {
+void insert_grad_collectives(Block& block, int nrings, const GradCollective& collective,
+                             std::string_view pass) {
   int ring_id = -1;
   std::optional<std::string> last_grad;
-  std::size_t index = block.op_count();
-  for (auto it = block.ops().end(); it != block.ops().begin();) {
-    --it;
-    --index;
-    const OpSite site{pass, block, index, *it};
-    if (!is_backward_at(site) || !it->has_attr(kOpRoleVarAttr)) continue;
+  for_each_grad_op(block, pass, WalkOrder::kLastFirst, [&](const GradOp& op) {
     std::optional<Block::OpHandle> calc_sync;
-    for (const ParamGrad& pair : param_grad_pairs_at(site)) {
-      const Var& param = require_var(site, pair.param, "op_role_var param");
-      const Var& grad = require_var(site, pair.grad, "op_role_var grad");
+    for (const ParamGrad& pair : op.pairs) {
+      const Var& param = op.param(pair);
+      if (collective.on_param) collective.on_param(pair, param);
+      const Var& grad = op.grad(pair);
       last_grad = grad.name;
       if (param.is_distributed) continue;
       if (!calc_sync)
         calc_sync = block.insert_op_after(
-            it, make_in_place_op("c_sync_calc_stream", grad.name,
-                                 {{kOpRoleAttr, Attribute(op_role::kBackward)}}));
-      // Every allreduce goes right after the sync, so an op's grads come out in
-      // reverse pair order, as the reference's fixed insert index makes them.
+            op.handle, make_in_place_op("c_sync_calc_stream", grad.name,
+                                        {{kOpRoleAttr, Attribute(op_role::kBackward)}}));
+      // Every collective goes right after the sync, so an op's grads come out
+      // in reverse pair order, as the reference's fixed insert index makes them.
       ring_id = (ring_id + 1) % nrings;
-      block.insert_op_after(*calc_sync,
-                            make_in_place_op("c_allreduce_sum", grad.name,
-                                             {{"ring_id", Attribute(ring_id)},
-                                              {kOpRoleAttr, Attribute(op_role::kBackward)}}));
+      block.insert_op_after(*calc_sync, collective.make_op(pair, grad, ring_id));
     }
-  }
+  });
   if (last_grad) insert_comm_syncs_before_optimizer(block, nrings, *last_grad, pass);
+}
+
+void insert_grad_allreduce(Block& block, int nrings, std::string_view pass) {
+  GradCollective allreduce;
+  allreduce.make_op = [](const ParamGrad&, const Var& grad, int ring_id) {
+    return make_in_place_op("c_allreduce_sum", grad.name,
+                            {{"ring_id", Attribute(ring_id)},
+                             {kOpRoleAttr, Attribute(op_role::kBackward)}});
+  };
+  insert_grad_collectives(block, nrings, allreduce, pass);
+}
+
+CollectedGrads collect_grads(Block& block, WalkOrder order, std::string_view pass) {
+  CollectedGrads out;
+  std::size_t op_number = 0;
+  for_each_grad_op(block, pass, order, [&](const GradOp& op) {
+    for (const ParamGrad& pair : op.pairs) {
+      const Var& param = op.param(pair);
+      const Var& grad = op.grad(pair);
+      out.saw_grad = true;
+      if (param.is_distributed) continue;
+      out.grads.push_back(CollectedGrad{&grad, op.handle, op.site, op_number});
+    }
+    ++op_number;
+  });
+  return out;
 }
 
 void insert_comm_syncs_before_optimizer(Block& block, int nrings, const std::string& var,
@@ -143,40 +160,41 @@ int64_t static_grad_bytes(const OpSite& site, const Var& grad) {
   return count * static_cast<int64_t>(element_size(grad.dtype));
 }
 
-struct Bucket {
-  std::vector<std::string> grads;
-  DataType dtype = DataType::FP32;
-  int64_t bytes = 0;
-  Block::OpHandle last_producer;
-};
-
 }  // namespace
 
 void insert_bucketed_grad_allreduce(Block& block, int nrings, int64_t bucket_bytes,
                                     NameGenerator& names, std::string_view pass) {
+  const CollectedGrads collected = collect_grads(block, WalkOrder::kFirstLast, pass);
+  const std::vector<CollectedGrad>& grads = collected.grads;
+  // A bucket is checked against the bound once per op, after all its grads.
+  std::vector<GroupItem> items;
+  for (std::size_t i = 0; i < grads.size(); ++i)
+    items.push_back(GroupItem{
+        .key = static_cast<int64_t>(grads[i].var->dtype),
+        .weight = static_grad_bytes(grads[i].site, *grads[i].var),
+        .may_end_group = i + 1 == grads.size() || grads[i + 1].op_number != grads[i].op_number});
   const Attribute backward(op_role::kBackward);
   int ring_id = -1;
   std::optional<std::string> last_fused;
-  Bucket open;
-  const auto close = [&] {
-    if (open.grads.empty()) return;
+  for (const Group& bucket : group_by_key(items, bucket_bytes)) {
+    std::vector<std::string> members;
+    for (std::size_t i = bucket.begin; i < bucket.end; ++i) members.push_back(grads[i].var->name);
+    const DataType dtype = grads[bucket.begin].var->dtype;
     // A name the block does not use yet (a program may be transpiled again).
     std::string name = names.generate("grad_bucket");
     while (block.has_var(name)) name = names.generate("grad_bucket");
-    const Var& fused = create_var(block,
-                                  VarRequest{.name = name,
-                                             .dtype = open.dtype,
-                                             .persistable = false,
-                                             .stop_gradient = true},
-                                  pass);
+    const Var& fused = create_var(
+        block,
+        VarRequest{.name = name, .dtype = dtype, .persistable = false, .stop_gradient = true},
+        pass);
     ring_id = (ring_id + 1) % nrings;
     Block::OpHandle at = block.insert_op_after(
-        open.last_producer,
-        make_op("coalesce_tensor", {{"Input", open.grads}},
-                {{"Output", open.grads}, {"FusedOutput", {fused.name}}},
+        grads[bucket.end - 1].producer,
+        make_op("coalesce_tensor", {{"Input", members}},
+                {{"Output", members}, {"FusedOutput", {fused.name}}},
                 {{"copy_data", Attribute(true)},
                  {"use_align", Attribute(true)},
-                 {"dtype", Attribute(static_cast<int32_t>(open.dtype))},
+                 {"dtype", Attribute(static_cast<int32_t>(dtype))},
                  {kOpRoleAttr, backward}}));
     at = block.insert_op_after(
         at, make_in_place_op("c_sync_calc_stream", fused.name, {{kOpRoleAttr, backward}}));
@@ -184,26 +202,7 @@ void insert_bucketed_grad_allreduce(Block& block, int nrings, int64_t bucket_byt
                                                {{"ring_id", Attribute(ring_id)},
                                                 {kOpRoleAttr, backward}}));
     last_fused = fused.name;
-    open = Bucket{};
-  };
-  std::size_t index = 0;
-  for (auto it = block.ops().begin(); it != block.ops().end(); ++it, ++index) {
-    const OpSite site{pass, block, index, *it};
-    if (!is_backward_at(site) || !it->has_attr(kOpRoleVarAttr)) continue;
-    for (const ParamGrad& pair : param_grad_pairs_at(site)) {
-      const Var& param = require_var(site, pair.param, "op_role_var param");
-      const Var& grad = require_var(site, pair.grad, "op_role_var grad");
-      if (param.is_distributed) continue;
-      const int64_t bytes = static_grad_bytes(site, grad);
-      if (!open.grads.empty() && grad.dtype != open.dtype) close();
-      open.grads.push_back(grad.name);
-      open.dtype = grad.dtype;
-      open.bytes += bytes;
-      open.last_producer = it;
-    }
-    if (open.bytes >= bucket_bytes) close();
   }
-  close();
   if (last_fused) insert_comm_syncs_before_optimizer(block, nrings, *last_fused, pass);
 }
 

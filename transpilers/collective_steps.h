@@ -4,12 +4,16 @@
 // reference re-enumerates the ops and inserts by index.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "program_ir/block.h"
+#include "transpilers/collective_options.h"
 #include "transpilers/name_generator.h"
-#include "transpilers/options.h"
+#include "transpilers/op_walk.h"
+#include "transpilers/rewrite_support.h"
 
 namespace ctp {
 
@@ -32,12 +36,39 @@ void append_comm_init_all(Block& block);
 // after every op whose role is Backward|Loss, on its first output.
 void insert_loss_grad_scale(Block& block, float scale, std::string_view pass);
 
-// GradAllReduce._insert_allreduce_ops: after each backward op with op_role_var,
-// c_sync_calc_stream on its first non-distributed grad, then c_allreduce_sum of
-// each such grad in reverse pair order (rings alternating in the reference's
-// reverse walk); then one c_sync_comm_stream per ring before the first
-// optimizer op, naming the last grad the walk saw.
+// GradAllReduce._insert_allreduce_ops' walk, with the collective as a
+// parameter (MultiThread's all_gather walk is the same with c_allgather).
+struct GradCollective {
+  // Called for every pair once its param is read, distributed or not.
+  std::function<void(const ParamGrad& pair, const Var& param)> on_param;
+  // The collective op for a non-distributed grad on ring `ring_id`.
+  std::function<Op(const ParamGrad& pair, const Var& grad, int ring_id)> make_op;
+};
+
+// After each backward op with op_role_var, c_sync_calc_stream on its first
+// non-distributed grad, then the collective of each such grad in reverse pair
+// order (rings alternating in the reference's reverse walk); then one
+// c_sync_comm_stream per ring before the first optimizer op, naming the last
+// grad the walk saw.
+void insert_grad_collectives(Block& block, int nrings, const GradCollective& collective,
+                             std::string_view pass);
+
+// insert_grad_collectives with c_allreduce_sum {ring_id}.
 void insert_grad_allreduce(Block& block, int nrings, std::string_view pass);
+
+// The non-distributed grads of the backward ops with op_role_var, in the
+// given op order (pair order within an op), each with the op that makes it.
+struct CollectedGrad {
+  const Var* var;
+  Block::OpHandle producer;
+  OpSite site;             // the producer, for error messages
+  std::size_t op_number;   // which grad op of the walk (grads of one op share it)
+};
+struct CollectedGrads {
+  std::vector<CollectedGrad> grads;
+  bool saw_grad = false;  // any pair was read, distributed or not
+};
+CollectedGrads collect_grads(Block& block, WalkOrder order, std::string_view pass);
 
 // One c_sync_comm_stream {ring_id} per ring, naming `var`, before the
 // block's first optimizer op (nothing when it has none): the optimizer then

@@ -1,46 +1,53 @@
 // GradAllReduce (collective.py): every rank runs the whole program; gradients
 // are summed with c_allreduce_sum and the loss gradient is scaled by 1/nranks.
 #pragma once
-#include "transpilers/name_generator.h"
-#include "transpilers/options.h"
-#include "transpilers/pass.h"
+#include <cstdint>
+
+#include "transpilers/transpiler.h"
+#include "transpilers/transpiler_registry.h"
 
 namespace ctp {
 
-// One communicator per ring, then the parameter broadcast from rank 0.
-class GradAllReduceStartupPass : public ProgramPass {
- public:
-  GradAllReduceStartupPass(TranspileOptions options, NameGenerator& names)
-      : options_(std::move(options)), names_(names) {}
-  std::string_view name() const override { return "grad_allreduce startup"; }
-  void run(Program& startup) override;
-
- private:
-  TranspileOptions options_;
-  NameGenerator& names_;
+// ctp's own schedule, past the reference: with bucket_bytes > 0 the
+// gradients, in the order the backward pass makes them, are coalesced into
+// buckets of one dtype of about bucket_bytes each (coalesce_tensor: views into
+// one buffer, so nothing is copied after the first step), and each bucket's one
+// c_allreduce_sum goes right after the op that makes its last gradient. The
+// all-reduces then overlap the rest of the backward pass as the reference's
+// per-gradient ones do, in fewer and larger calls (DDP's buckets, without its
+// copies). 0: the reference's schedule.
+struct GradAllReduceOptions {
+  int64_t bucket_bytes = 0;
 };
 
-// Loss-gradient scale, then allreduce of every non-distributed gradient
-// (one call per gradient, or per bucket: GradAllReduceOptions).
-class GradAllReduceMainPass : public ProgramPass {
+// bucket_bytes for a bucket of `mib` MiB (> 0), as the CLI flags --bucket-mb
+// give it: at least one byte, at most INT64_MAX.
+int64_t bucket_bytes_for_mib(double mib);
+
+class GradAllReduceTranspiler final : public Transpiler {
  public:
-  // Bucket vars are named by `names` (shared with the startup pass), or by a
-  // generator of the pass's own.
-  explicit GradAllReduceMainPass(TranspileOptions options)
-      : options_(std::move(options)), names_(own_names_) {}
-  GradAllReduceMainPass(TranspileOptions options, NameGenerator& names)
-      : options_(std::move(options)), names_(names) {}
-  std::string_view name() const override { return "grad_allreduce main"; }
-  void run(Program& main) override;
+  static constexpr RingRules kRings{.default_nrings = 2};
+  GradAllReduceTranspiler(CollectiveOptions collective, GradAllReduceOptions options = {})
+      : Transpiler(std::move(collective), kRings), options_(options) {}
+  std::string_view name() const override { return "grad_allreduce"; }
+  const GradAllReduceOptions& options() const { return options_; }
 
  private:
-  TranspileOptions options_;
-  NameGenerator own_names_;
-  NameGenerator& names_;
+  void check_own_options() const override;
+  // One communicator per ring, then the parameter broadcast from rank 0.
+  void rewrite_startup(Program& startup, const RewriteContext& context) const override;
+  // Loss-gradient scale, then allreduce of every non-distributed gradient (one
+  // call per gradient, or per bucket). Bucket vars are named by context.names.
+  void rewrite_main(Program& main, const RewriteContext& context) const override;
+
+  GradAllReduceOptions options_;
 };
 
-// Collective._transpile_startup_program, shared with LocalSGD.
-void run_collective_startup(TranspileMode mode, const TranspileOptions& options,
-                            Program& startup, NameGenerator& names, std::string_view pass);
+TranspilerRegistration grad_allreduce_registration();
+
+// Collective._transpile_startup_program (GradAllReduce, LocalSGD): one
+// communicator per ring, then the parameter broadcast from rank 0.
+void rewrite_collective_startup(const Transpiler& transpiler, Program& startup,
+                                const RewriteContext& context);
 
 }  // namespace ctp

@@ -5,15 +5,13 @@
 #include <vector>
 
 #include "program_ir/error.h"
-#include "transpilers/collective_rules.h"
-#include "transpilers/collective_steps.h"
-#include "transpilers/grad_allreduce.h"
+#include "transpilers/op_walk.h"
 #include "transpilers/rewrite_support.h"
 
 namespace ctp {
 
-void LocalSgdStartupPass::run(Program& startup) {
-  run_collective_startup(TranspileMode::kLocalSgd, options_, startup, names_, name());
+void LocalSgdTranspiler::rewrite_startup(Program& startup, const RewriteContext& context) const {
+  rewrite_collective_startup(*this, startup, context);
   Block& block = startup.global_block();
   std::vector<const Var*> params;
   for (const Var& var : block.vars())
@@ -25,56 +23,50 @@ void LocalSgdStartupPass::run(Program& startup) {
                                                 .shape = param->shape,
                                                 .persistable = true,
                                                 .stop_gradient = true},
-                                     name());
+                                     context.pass);
     block.append_op(make_op("assign", {{"X", {param->name}}}, {{"Out", {snapshot.name}}},
                             {{kOpRoleAttr, Attribute(op_role::kForward)}}));
   }
 }
 
-void LocalSgdMainPass::run(Program& main) {
-  constexpr TranspileMode mode = TranspileMode::kLocalSgd;
-  check_transpile_options(mode, options_);
-  const int nrings = resolved_nrings(mode, options_.collective);
-  const double nranks = effective_nranks(mode, options_.collective);
+void LocalSgdTranspiler::rewrite_main(Program& main, const RewriteContext& context) const {
+  const std::string_view pass = context.pass;
+  const double nranks = static_cast<double>(collective().endpoints.size());
   Block& block = main.global_block();
   const Attribute optimize_role(op_role::kOptimize);
 
   std::vector<std::pair<std::string, std::string>> param_snapshots;  // reverse op order
   std::optional<std::string> last_param;
   int ring_id = -1;
-  std::size_t index = block.op_count();
-  for (auto it = block.ops().end(); it != block.ops().begin();) {
-    --it;
-    --index;
-    const OpSite site{name(), block, index, *it};
-    if (!is_update_op(*it)) continue;
+  for_each_op_reversed(block, pass, [&](Block::OpHandle it, const OpSite& site) {
+    if (!is_update_op(*it)) return;
     const Var& param = require_var(site, first_input(site, "Param"), "Param");
     last_param = param.name;
-    if (param.is_distributed) continue;
+    if (param.is_distributed) return;
     const Var& snapshot = create_var(block,
                                      VarRequest{.name = snapshot_name(param.name),
                                                 .shape = param.shape,
                                                 .dtype = param.dtype,
                                                 .persistable = true,
                                                 .stop_gradient = true},
-                                     name());
+                                     pass);
     auto sub = block.insert_op_after(
         it, make_op("elementwise_sub", {{"X", {snapshot.name}}, {"Y", {param.name}}},
                     {{"Out", {param.name}}}, {{kOpRoleAttr, optimize_role}}));
     auto sync = block.insert_op_after(
         sub, make_in_place_op("c_sync_calc_stream", param.name, {{kOpRoleAttr, optimize_role}}));
-    ring_id = (ring_id + 1) % nrings;
+    ring_id = (ring_id + 1) % nrings();
     block.insert_op_after(sync, make_in_place_op("c_allreduce_sum", param.name,
                                                  {{"ring_id", Attribute(ring_id)},
                                                   {kOpRoleAttr, optimize_role}}));
     param_snapshots.emplace_back(param.name, snapshot.name);
-  }
+  });
   if (!last_param)
-    throw Error(std::string(name()) + ": block " + std::to_string(block.idx) +
+    throw Error(std::string(pass) + ": block " + std::to_string(block.idx) +
                 " has no update op (an op with Param, Grad and LearningRate inputs), so "
                 "there is nothing for c_sync_comm_stream to name (the reference fails here "
                 "too, with UnboundLocalError on 'param')");
-  for (int r = 0; r < nrings; ++r)
+  for (int r = 0; r < nrings(); ++r)
     block.append_op(make_in_place_op("c_sync_comm_stream", *last_param,
                                      {{"ring_id", Attribute(r)}, {kOpRoleAttr, optimize_role}}));
   for (auto it = param_snapshots.rbegin(); it != param_snapshots.rend(); ++it) {
@@ -87,6 +79,21 @@ void LocalSgdMainPass::run(Program& main) {
     block.append_op(make_op("assign", {{"X", {param}}}, {{"Out", {snapshot}}},
                             {{kOpRoleAttr, optimize_role}}));
   }
+}
+
+TranspilerRegistration local_sgd_registration() {
+  return {
+      .name = "local_sgd",
+      .reference_class = "LocalSGD",
+      .summary = "each rank steps alone; after each update the parameter change is allreduced "
+                 "and averaged",
+      .rings = LocalSgdTranspiler::kRings,
+      .settings = {},
+      .create = [](const CollectiveOptions& collective, const TranspilerSettings&)
+          -> std::unique_ptr<Transpiler> {
+        return std::make_unique<LocalSgdTranspiler>(collective);
+      },
+  };
 }
 
 }  // namespace ctp

@@ -3,37 +3,30 @@
 #pragma once
 #include <string>
 
-#include "transpilers/name_generator.h"
-#include "transpilers/options.h"
-#include "transpilers/pass.h"
+#include "transpilers/grad_allreduce.h"
+#include "transpilers/transpiler.h"
+#include "transpilers/transpiler_registry.h"
 
 namespace ctp {
 
-// The collective startup, then a "<param>@SNAPSHOT" copy of every
-// non-distributed parameter.
-class LocalSgdStartupPass : public ProgramPass {
+// LocalSGD takes no options beyond CollectiveOptions.
+class LocalSgdTranspiler final : public Transpiler {
  public:
-  LocalSgdStartupPass(TranspileOptions options, NameGenerator& names)
-      : options_(std::move(options)), names_(names) {}
-  std::string_view name() const override { return "local_sgd startup"; }
-  void run(Program& startup) override;
+  static constexpr RingRules kRings{.default_nrings = 2};
+  explicit LocalSgdTranspiler(CollectiveOptions collective)
+      : Transpiler(std::move(collective), kRings) {}
+  std::string_view name() const override { return "local_sgd"; }
 
  private:
-  TranspileOptions options_;
-  NameGenerator& names_;
+  // The collective startup, then a "<param>@SNAPSHOT" copy of every
+  // non-distributed parameter.
+  void rewrite_startup(Program& startup, const RewriteContext& context) const override;
+  // After each update op: snapshot - param, sync, allreduce; at the end of the
+  // block: one c_sync_comm_stream per ring, then scale / sub / assign per param.
+  void rewrite_main(Program& main, const RewriteContext& context) const override;
 };
 
-// After each update op: snapshot - param, sync, allreduce; at the end of the
-// block: one c_sync_comm_stream per ring, then scale / sub / assign per param.
-class LocalSgdMainPass : public ProgramPass {
- public:
-  explicit LocalSgdMainPass(TranspileOptions options) : options_(std::move(options)) {}
-  std::string_view name() const override { return "local_sgd main"; }
-  void run(Program& main) override;
-
- private:
-  TranspileOptions options_;
-};
+TranspilerRegistration local_sgd_registration();
 
 inline std::string snapshot_name(const std::string& param) { return param + "@SNAPSHOT"; }
 

@@ -5,59 +5,41 @@
 #include <string>
 #include <vector>
 
-#include "transpilers/collective_rules.h"
+#include "program_ir/error.h"
 #include "transpilers/collective_steps.h"
+#include "transpilers/grouping.h"
+#include "transpilers/op_walk.h"
 #include "transpilers/rewrite_support.h"
 
 namespace ctp {
 namespace {
 
-constexpr TranspileMode kMode = TranspileMode::kMultiThread;
-
 std::string allgather_name(const std::string& param) { return param + "_allgather"; }
 
-// MultiThread._insert_allgather_ops: like GradAllReduce's allreduce walk, but
-// each grad is gathered into "<param>_allgather" ([ranks, *param.shape]). The
-// var is declared for distributed params too, and then never used.
+// MultiThread._insert_allgather_ops: GradAllReduce's allreduce walk with each
+// grad gathered into "<param>_allgather" ([ranks, *param.shape]). The var is
+// declared for distributed params too, and then never used.
 void insert_grad_allgather(Block& block, int nrings, int allgather_ranks,
                            std::string_view pass) {
-  const Attribute backward(op_role::kBackward);
-  int ring_id = -1;
-  std::optional<std::string> last_grad;
-  std::size_t index = block.op_count();
-  for (auto it = block.ops().end(); it != block.ops().begin();) {
-    --it;
-    --index;
-    const OpSite site{pass, block, index, *it};
-    if (!is_backward_at(site) || !it->has_attr(kOpRoleVarAttr)) continue;
-    std::optional<Block::OpHandle> calc_sync;
-    for (const ParamGrad& pair : param_grad_pairs_at(site)) {
-      const Var& param = require_var(site, pair.param, "op_role_var param");
-      std::vector<int64_t> gathered_shape{allgather_ranks};
-      gathered_shape.insert(gathered_shape.end(), param.shape.begin(), param.shape.end());
-      const Var& gathered = create_var(block,
-                                       VarRequest{.name = allgather_name(pair.param),
-                                                  .shape = std::move(gathered_shape),
-                                                  .dtype = DataType::FP32,
-                                                  .persistable = false,
-                                                  .stop_gradient = true},
-                                       pass);
-      const Var& grad = require_var(site, pair.grad, "op_role_var grad");
-      last_grad = grad.name;
-      if (param.is_distributed) continue;
-      if (!calc_sync)
-        calc_sync = block.insert_op_after(
-            it, make_in_place_op("c_sync_calc_stream", grad.name, {{kOpRoleAttr, backward}}));
-      ring_id = (ring_id + 1) % nrings;
-      block.insert_op_after(*calc_sync,
-                            make_op("c_allgather", {{"X", {grad.name}}},
-                                    {{"Out", {gathered.name}}},
-                                    {{"nranks", Attribute(allgather_ranks)},
-                                     {"ring_id", Attribute(ring_id)},
-                                     {kOpRoleAttr, backward}}));
-    }
-  }
-  if (last_grad) insert_comm_syncs_before_optimizer(block, nrings, *last_grad, pass);
+  GradCollective allgather;
+  allgather.on_param = [&](const ParamGrad& pair, const Var& param) {
+    std::vector<int64_t> gathered_shape{allgather_ranks};
+    gathered_shape.insert(gathered_shape.end(), param.shape.begin(), param.shape.end());
+    create_var(block,
+               VarRequest{.name = allgather_name(pair.param),
+                          .shape = std::move(gathered_shape),
+                          .dtype = DataType::FP32,
+                          .persistable = false,
+                          .stop_gradient = true},
+               pass);
+  };
+  allgather.make_op = [&](const ParamGrad& pair, const Var& grad, int ring_id) {
+    return make_op("c_allgather", {{"X", {grad.name}}}, {{"Out", {allgather_name(pair.param)}}},
+                   {{"nranks", Attribute(allgather_ranks)},
+                    {"ring_id", Attribute(ring_id)},
+                    {kOpRoleAttr, Attribute(op_role::kBackward)}});
+  };
+  insert_grad_collectives(block, nrings, allgather, pass);
 }
 
 // MultiThread._update_adam_ops: each adam/lamb optimizer op becomes a split of
@@ -70,12 +52,8 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
                                          "Beta1PowOut", "Beta2PowOut"};
   static const char* const kAttrs[] = {"epsilon", "beta1", "beta2", "lazy_mode",
                                        "min_row_size_to_use_multithread"};
-  std::size_t index = block.op_count();
-  for (auto it = block.ops().end(); it != block.ops().begin();) {
-    --it;
-    --index;
-    const OpSite site{pass, block, index, *it};
-    if (!is_optimizer_at(site) || (it->type != "adam" && it->type != "lamb")) continue;
+  for_each_op_reversed(block, pass, [&](Block::OpHandle it, const OpSite& site) {
+    if (!is_optimizer_at(site) || (it->type != "adam" && it->type != "lamb")) return;
     const std::string param_name = first_input(site, "Param");
     std::vector<Slot> inputs;
     inputs.reserve(std::size(kInputs) + 1);
@@ -103,7 +81,7 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
                                   pass)
                            .name);
     const Var& gathered = require_var(site, allgather_name(param_name), "gathered grad");
-    Block::OpHandle split = block.insert_op(
+    block.insert_op(
         it, make_op("split", {{"X", {gathered.name}}}, {{"Out", pieces}},
                     {{"num", Attribute(allgather_ranks)}, {"axis", Attribute(0)}}));
     inputs.push_back({"Grad", {}});
@@ -111,9 +89,8 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
       inputs.back().args = {piece};
       block.insert_op(it, Op(it->type, inputs, outputs, attrs));
     }
-    block.erase_op(it);
-    it = split;  // the walk goes on before the ops it inserted
-  }
+    block.erase_op(it);  // the walk goes on before the ops inserted here
+  });
 }
 
 // MultiThread._insert_fuse_allreduce_ops: grads (reverse op order) in segments
@@ -123,30 +100,14 @@ void insert_segmented_fused_allreduce(Block& block, int nrings, NameGenerator& n
                                       std::string_view pass) {
   const int ring_id = 0 % nrings;
   const Attribute backward(op_role::kBackward);
-  std::vector<const Var*> grads;
-  bool saw_grad = false;
-  std::size_t index = block.op_count();
-  for (auto it = block.ops().end(); it != block.ops().begin();) {
-    --it;
-    --index;
-    const OpSite site{pass, block, index, *it};
-    if (!is_backward_at(site) || !it->has_attr(kOpRoleVarAttr)) continue;
-    for (const ParamGrad& pair : param_grad_pairs_at(site)) {
-      const Var& param = require_var(site, pair.param, "op_role_var param");
-      const Var& grad = require_var(site, pair.grad, "op_role_var grad");
-      saw_grad = true;
-      if (!param.is_distributed) grads.push_back(&grad);
-    }
-  }
-  if (!saw_grad) return;
-  std::vector<std::vector<const Var*>> segments;
-  for (const Var* grad : grads) {
-    if (segments.empty() || segments.back().size() == kFuseGradSegmentLimit ||
-        grad->dtype != segments.back().front()->dtype)
-      segments.push_back({grad});
-    else
-      segments.back().push_back(grad);
-  }
+  const CollectedGrads collected = collect_grads(block, WalkOrder::kLastFirst, pass);
+  if (!collected.saw_grad) return;
+  const std::vector<CollectedGrad>& grads = collected.grads;
+  std::vector<GroupItem> items;
+  for (const CollectedGrad& g : grads)
+    items.push_back(GroupItem{.key = static_cast<int64_t>(g.var->dtype)});
+  const std::vector<Group> segments =
+      group_by_key(items, static_cast<int64_t>(kFuseGradSegmentLimit));
   Block::OpHandle optimizer = find_first_optimizer_op(block, pass);
   if (optimizer == block.ops().end()) return;
 
@@ -154,10 +115,10 @@ void insert_segmented_fused_allreduce(Block& block, int nrings, NameGenerator& n
   // fixed index does in the reference.
   std::vector<std::string> fused;
   Block::OpHandle front = optimizer;
-  for (const auto& segment : segments) {
+  for (const Group& segment : segments) {
     std::vector<std::string> members;
-    for (const Var* g : segment) members.push_back(g->name);
-    const DataType dtype = segment.front()->dtype;
+    for (std::size_t i = segment.begin; i < segment.end; ++i) members.push_back(grads[i].var->name);
+    const DataType dtype = grads[segment.begin].var->dtype;
     const Var& out = create_var(block,
                                 VarRequest{.name = names.generate("FusedOutput_" + members[0]),
                                            .dtype = dtype,
@@ -190,39 +151,81 @@ void insert_segmented_fused_allreduce(Block& block, int nrings, NameGenerator& n
 
 }  // namespace
 
-void MultiThreadStartupPass::run(Program& startup) {
-  check_transpile_options(kMode, options_);
+std::string_view to_string(MultiThreadTransMode mode) {
+  switch (mode) {
+    case MultiThreadTransMode::kFuseAllReduce: return "fuse_all_reduce";
+    case MultiThreadTransMode::kAllGather: return "all_gather";
+    case MultiThreadTransMode::kAllReduce: return "all_reduce";
+  }
+  return "unknown";
+}
+
+MultiThreadTransMode parse_multi_thread_trans_mode(std::string_view name) {
+  for (MultiThreadTransMode m : {MultiThreadTransMode::kFuseAllReduce,
+                                 MultiThreadTransMode::kAllGather,
+                                 MultiThreadTransMode::kAllReduce})
+    if (to_string(m) == name) return m;
+  throw Error("unknown multi_thread trans mode '" + std::string(name) +
+              "' (expected fuse_all_reduce, all_gather or all_reduce)");
+}
+
+void MultiThreadTranspiler::check_own_options() const {
+  if (options_.gpu_num < 1)
+    throw Error(error_prefix() + "gpu_num must be >= 1, got " + std::to_string(options_.gpu_num));
+}
+
+void MultiThreadTranspiler::rewrite_startup(Program& startup,
+                                            const RewriteContext& context) const {
   Block& block = startup.global_block();
-  const CollectiveOptions& c = options_.collective;
-  if (c.endpoints.size() > 1) {
-    for (int ring_id = 0; ring_id < resolved_nrings(kMode, c); ++ring_id)
-      append_communicator_init(block, c, ring_id, /*multitrainer=*/true, names_, name());
+  if (collective().endpoints.size() > 1) {
+    for (int ring_id = 0; ring_id < nrings(); ++ring_id)
+      append_communicator_init(block, collective(), ring_id, /*multitrainer=*/true,
+                               context.names, context.pass);
   } else {
     append_comm_init_all(block);
   }
 }
 
-void MultiThreadMainPass::run(Program& main) {
-  check_transpile_options(kMode, options_);
-  const CollectiveOptions& c = options_.collective;
-  const int nrings = resolved_nrings(kMode, c);
-  const int nranks = effective_nranks(kMode, c);
+void MultiThreadTranspiler::rewrite_main(Program& main, const RewriteContext& context) const {
+  const int nranks = static_cast<int>(collective().endpoints.size());
   Block& block = main.global_block();
-  insert_loss_grad_scale(block, static_cast<float>(1.0 / nranks), name());
-  switch (options_.multi_thread.trans_mode) {
+  insert_loss_grad_scale(block, static_cast<float>(1.0 / nranks), context.pass);
+  switch (options_.trans_mode) {
     case MultiThreadTransMode::kAllGather: {
-      const int allgather_ranks = nranks * options_.multi_thread.gpu_num;
-      insert_grad_allgather(block, nrings, allgather_ranks, name());
-      split_adam_ops(block, allgather_ranks, name());
+      const int allgather_ranks = nranks * options_.gpu_num;
+      insert_grad_allgather(block, nrings(), allgather_ranks, context.pass);
+      split_adam_ops(block, allgather_ranks, context.pass);
       break;
     }
     case MultiThreadTransMode::kFuseAllReduce:
-      insert_segmented_fused_allreduce(block, nrings, names_, name());
+      insert_segmented_fused_allreduce(block, nrings(), context.names, context.pass);
       break;
     case MultiThreadTransMode::kAllReduce:
-      insert_grad_allreduce(block, nrings, name());
+      insert_grad_allreduce(block, nrings(), context.pass);
       break;
   }
+}
+
+TranspilerRegistration multi_thread_registration() {
+  return {
+      .name = "multi_thread",
+      .reference_class = "MultiThread",
+      .summary = "several GPUs per node (Paddle's mode \"box\"): fused allreduce, all_gather "
+                 "with split adam ops, or one allreduce per gradient",
+      .rings = MultiThreadTranspiler::kRings,
+      .settings = {{.name = "trans-mode",
+                    .help = "fuse_all_reduce (default), all_gather or all_reduce",
+                    .choices = {"fuse_all_reduce", "all_gather", "all_reduce"}},
+                   selected_gpus_setting()},
+      .create = [](const CollectiveOptions& collective, const TranspilerSettings& settings)
+          -> std::unique_ptr<Transpiler> {
+        MultiThreadOptions o;
+        if (auto it = settings.find("trans-mode"); it != settings.end())
+          o.trans_mode = parse_multi_thread_trans_mode(it->second);
+        o.gpu_num = setting_list_size(settings, "selected-gpus", o.gpu_num);
+        return std::make_unique<MultiThreadTranspiler>(collective, o);
+      },
+  };
 }
 
 }  // namespace ctp

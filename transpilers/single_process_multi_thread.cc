@@ -4,55 +4,36 @@
 #include <string>
 #include <vector>
 
+#include "program_ir/error.h"
 #include "transpilers/collective_rules.h"
 #include "transpilers/collective_steps.h"
+#include "transpilers/op_walk.h"
 #include "transpilers/rewrite_support.h"
 
 namespace ctp {
 namespace {
 
-constexpr TranspileMode kMode = TranspileMode::kSingleProcessMultiThread;
-
 // _get_update_param_count: non-distributed params named by backward ops'
 // op_role_var (a param named twice counts twice).
 int count_update_params(Block& block, std::string_view pass) {
   int count = 0;
-  std::size_t index = block.op_count();
-  for (auto it = block.ops().end(); it != block.ops().begin();) {
-    --it;
-    --index;
-    const OpSite site{pass, block, index, *it};
-    if (!is_backward_at(site) || !it->has_attr(kOpRoleVarAttr)) continue;
-    for (const ParamGrad& pair : param_grad_pairs_at(site))
-      if (!require_var(site, pair.param, "op_role_var param").is_distributed) ++count;
-  }
+  for_each_grad_op(block, pass, WalkOrder::kLastFirst, [&](const GradOp& op) {
+    for (const ParamGrad& pair : op.pairs)
+      if (!op.param(pair).is_distributed) ++count;
+  });
   return count;
 }
 
 // SingleProcessMultiThread._insert_fuse_allreduce_ops.
 void insert_fused_allreduce(Block& block, int fuse_allreduce, std::string_view pass) {
+  const CollectedGrads collected = collect_grads(block, WalkOrder::kLastFirst, pass);
+  if (!collected.saw_grad || collected.grads.empty()) return;
   std::vector<std::string> input_grads;  // reverse op order, pair order within an op
-  std::optional<Block::OpHandle> last_grad_op;  // the reference's global_offset - 1
-  bool saw_grad = false;
-  std::size_t index = block.op_count();
-  for (auto it = block.ops().end(); it != block.ops().begin();) {
-    --it;
-    --index;
-    const OpSite site{pass, block, index, *it};
-    if (!is_backward_at(site) || !it->has_attr(kOpRoleVarAttr)) continue;
-    for (const ParamGrad& pair : param_grad_pairs_at(site)) {
-      const Var& param = require_var(site, pair.param, "op_role_var param");
-      const Var& grad = require_var(site, pair.grad, "op_role_var grad");
-      saw_grad = true;
-      if (param.is_distributed) continue;
-      input_grads.push_back(grad.name);
-      if (!last_grad_op) last_grad_op = it;
-    }
-  }
-  if (!saw_grad || !last_grad_op) return;
+  for (const CollectedGrad& g : collected.grads) input_grads.push_back(g.var->name);
   const Attribute backward(op_role::kBackward);
   const int ring_id = 0;
-  Block::OpHandle at = *last_grad_op;
+  // After the last op that makes a grad (the reference's global_offset).
+  Block::OpHandle at = collected.grads.front().producer;
   if (fuse_allreduce == 2) {
     const std::string& first = input_grads.front();
     at = block.insert_op_after(at, make_in_place_op("c_sync_calc_stream", first,
@@ -91,34 +72,74 @@ void insert_fused_allreduce(Block& block, int fuse_allreduce, std::string_view p
 
 }  // namespace
 
-void SingleProcessMultiThreadStartupPass::run(Program& startup) {
-  check_transpile_options(kMode, options_);
+int SingleProcessMultiThreadTranspiler::node_count() const {
+  const std::vector<std::string>& endpoints = collective().endpoints;
+  const int hosts = endpoints.size() > 1 ? distinct_host_count(endpoints) : 0;
+  return hosts > 1 ? hosts : 1;
+}
+
+void SingleProcessMultiThreadTranspiler::check_own_options() const {
+  if (options_.gpu_nums < 1)
+    throw Error(error_prefix() + "gpu_nums must be >= 1, got " +
+                std::to_string(options_.gpu_nums));
+}
+
+void SingleProcessMultiThreadTranspiler::rewrite_startup(Program& startup,
+                                                         const RewriteContext& context) const {
   Block& block = startup.global_block();
-  const CollectiveOptions& c = options_.collective;
-  if (effective_nranks(kMode, c) > 1) {
-    for (int ring_id = 0; ring_id < resolved_nrings(kMode, c); ++ring_id)
-      append_communicator_init(block, c, ring_id, /*multitrainer=*/true, names_, name());
+  if (node_count() > 1) {
+    for (int ring_id = 0; ring_id < nrings(); ++ring_id)
+      append_communicator_init(block, collective(), ring_id, /*multitrainer=*/true,
+                               context.names, context.pass);
   } else {
     append_comm_init_all(block);
   }
 }
 
-void SingleProcessMultiThreadMainPass::run(Program& main) {
-  check_transpile_options(kMode, options_);
-  const SingleProcessMultiThreadOptions& o = options_.single_process_multi_thread;
+void SingleProcessMultiThreadTranspiler::rewrite_main(Program& main,
+                                                      const RewriteContext& context) const {
+  const SingleProcessMultiThreadOptions& o = options_;
   Block& block = main.global_block();
-  const int param_count = count_update_params(block, name());
+  const int param_count = count_update_params(block, context.pass);
   if (o.loss_scale == 0 && param_count == 0) return;
   if (o.loss_scale != 0) {
-    const double nranks = effective_nranks(kMode, options_.collective);
+    const double nranks = node_count();
     const double scale = param_count > 0 ? 1.0 / nranks / o.gpu_nums : 1.0 / o.gpu_nums;
-    insert_loss_grad_scale(block, static_cast<float>(scale), name());
+    insert_loss_grad_scale(block, static_cast<float>(scale), context.pass);
   }
   if (param_count == 0) return;
   if (o.fuse_allreduce > 0)
-    insert_fused_allreduce(block, o.fuse_allreduce, name());
+    insert_fused_allreduce(block, o.fuse_allreduce, context.pass);
   else
-    insert_grad_allreduce(block, resolved_nrings(kMode, options_.collective), name());
+    insert_grad_allreduce(block, nrings(), context.pass);
+}
+
+TranspilerRegistration single_process_multi_thread_registration() {
+  return {
+      .name = "single_process_multi_thread",
+      .reference_class = "SingleProcessMultiThread",
+      .summary = "one process drives several GPUs; across hosts one fused allreduce (or xsum)",
+      .rings = SingleProcessMultiThreadTranspiler::kRings,
+      .settings = {{.name = "fuse-allreduce",
+                    .help = "0 allreduce per grad, 1 coalesce (default), 2 c_allreduce_xsum",
+                    .kind = SettingKind::kInt,
+                    .choices = {"0", "1", "2"},
+                    .env = "PADDLE_FUSE_ALLREDUCE"},
+                   {.name = "loss-scale",
+                    .help = "0 leaves the loss gradient unscaled, 1 scales it (default)",
+                    .kind = SettingKind::kInt,
+                    .choices = {"0", "1"},
+                    .env = "PADDLE_LOSS_SCALE"},
+                   selected_gpus_setting()},
+      .create = [](const CollectiveOptions& collective, const TranspilerSettings& settings)
+          -> std::unique_ptr<Transpiler> {
+        SingleProcessMultiThreadOptions o;
+        o.fuse_allreduce = setting_int(settings, "fuse-allreduce", o.fuse_allreduce);
+        o.loss_scale = setting_int(settings, "loss-scale", o.loss_scale);
+        o.gpu_nums = setting_list_size(settings, "selected-gpus", o.gpu_nums);
+        return std::make_unique<SingleProcessMultiThreadTranspiler>(collective, o);
+      },
+  };
 }
 
 }  // namespace ctp

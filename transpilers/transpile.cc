@@ -1,50 +1,41 @@
 #include "transpilers/transpile.h"
 
-#include "transpilers/collective_rules.h"
-#include "transpilers/grad_allreduce.h"
+#include <string>
+
+#include "program_ir/error.h"
 #include "transpilers/local_sgd.h"
-#include "transpilers/multi_thread.h"
-#include "transpilers/single_process_multi_thread.h"
 
 namespace ctp {
 
-std::unique_ptr<ProgramPass> make_startup_pass(TranspileMode mode,
-                                               const TranspileOptions& options,
-                                               NameGenerator& names) {
+std::unique_ptr<Transpiler> make_transpiler(TranspileMode mode, const TranspileOptions& o) {
+  // The one option of this struct another mode could be given by mistake and
+  // silently lose (the registry refuses it as a setting the mode does not take).
+  if (mode != TranspileMode::kGradAllReduce && o.grad_allreduce.bucket_bytes != 0)
+    throw Error("transpile " + std::string(to_string(mode)) + ": gradient buckets (bucket_bytes " +
+                std::to_string(o.grad_allreduce.bucket_bytes) +
+                ") are a grad_allreduce schedule; this mode has its own fusion");
   switch (mode) {
     case TranspileMode::kGradAllReduce:
-      return std::make_unique<GradAllReduceStartupPass>(options, names);
+      return std::make_unique<GradAllReduceTranspiler>(o.collective, o.grad_allreduce);
     case TranspileMode::kLocalSgd:
-      return std::make_unique<LocalSgdStartupPass>(options, names);
+      return std::make_unique<LocalSgdTranspiler>(o.collective);
     case TranspileMode::kSingleProcessMultiThread:
-      return std::make_unique<SingleProcessMultiThreadStartupPass>(options, names);
+      return std::make_unique<SingleProcessMultiThreadTranspiler>(
+          o.collective, o.single_process_multi_thread);
     case TranspileMode::kMultiThread:
-      return std::make_unique<MultiThreadStartupPass>(options, names);
-  }
-  return nullptr;
-}
-
-std::unique_ptr<ProgramPass> make_main_pass(TranspileMode mode, const TranspileOptions& options,
-                                            NameGenerator& names) {
-  switch (mode) {
-    case TranspileMode::kGradAllReduce:
-      return std::make_unique<GradAllReduceMainPass>(options, names);
-    case TranspileMode::kLocalSgd:
-      return std::make_unique<LocalSgdMainPass>(options);
-    case TranspileMode::kSingleProcessMultiThread:
-      return std::make_unique<SingleProcessMultiThreadMainPass>(options);
-    case TranspileMode::kMultiThread:
-      return std::make_unique<MultiThreadMainPass>(options, names);
+      return std::make_unique<MultiThreadTranspiler>(o.collective, o.multi_thread);
   }
   return nullptr;
 }
 
 void transpile(TranspileMode mode, const TranspileOptions& options, Program& startup,
                Program& main) {
-  check_transpile_options(mode, options);
-  NameGenerator names;
-  make_startup_pass(mode, options, names)->run(startup);
-  make_main_pass(mode, options, names)->run(main);
+  make_transpiler(mode, options)->run(startup, main);
+}
+
+void transpile(std::string_view name, const CollectiveOptions& collective,
+               const TranspilerSettings& settings, Program& startup, Program& main) {
+  builtin_transpilers().create(name, collective, settings)->run(startup, main);
 }
 
 }  // namespace ctp

@@ -1,31 +1,34 @@
-// One call for the whole rewrite: the mode's startup pass on the startup
-// program, then its main pass on the main program, sharing one name generator
-// (Paddle's unique_name counters) as the reference's single transpile() does.
+// One call for the whole rewrite with the built-in transpilers, a thin
+// convenience over the transpiler classes (transpiler.h) and the registry:
 //
 //   TranspileOptions o;
 //   o.collective.endpoints = {"10.0.0.1:6170", "10.0.0.2:6170"};
 //   o.collective.rank = 1;
 //   o.collective.current_endpoint = o.collective.endpoints[1];
 //   transpile(TranspileMode::kGradAllReduce, o, startup, main);
+//
+// By name, with settings as the CLI spells them:
+//   transpile("multi_thread", o.collective, {{"trans-mode", "all_gather"}}, startup, main);
 #pragma once
 #include <memory>
+#include <string_view>
 
-#include "transpilers/name_generator.h"
 #include "transpilers/options.h"
-#include "transpilers/pass.h"
+#include "transpilers/transpiler.h"
+#include "transpilers/transpiler_registry.h"
 
 namespace ctp {
 
-std::unique_ptr<ProgramPass> make_startup_pass(TranspileMode mode,
-                                               const TranspileOptions& options,
-                                               NameGenerator& names);
-std::unique_ptr<ProgramPass> make_main_pass(TranspileMode mode, const TranspileOptions& options,
-                                            NameGenerator& names);
+// The transpiler of `mode` with its part of `options`. Throws ctp::Error when
+// options.grad_allreduce asks for buckets in another mode.
+std::unique_ptr<Transpiler> make_transpiler(TranspileMode mode, const TranspileOptions& options);
 
-// Rewrites both programs in place. Throws ctp::Error (and leaves the programs
-// untouched) when the options are invalid; an error found while rewriting
-// (e.g. an undeclared var) may leave them partly rewritten.
+// Rewrites both programs in place (Transpiler::run). Throws ctp::Error (and
+// leaves the programs untouched) when the options are invalid; an error found
+// while rewriting (e.g. an undeclared var) may leave them partly rewritten.
 void transpile(TranspileMode mode, const TranspileOptions& options, Program& startup,
                Program& main);
+void transpile(std::string_view name, const CollectiveOptions& collective,
+               const TranspilerSettings& settings, Program& startup, Program& main);
 
 }  // namespace ctp
