@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 
@@ -60,6 +61,27 @@ bool has_any(const Environment& env, std::initializer_list<const char*> names) {
 }
 
 }  // namespace
+
+std::chrono::milliseconds timeout_from_seconds(double seconds, const std::string& what) {
+  if (!(seconds > 0) || !std::isfinite(seconds) || seconds > kMaxTimeoutSeconds) {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g", kMaxTimeoutSeconds);
+    throw Error(what + " must be a positive number of seconds, at most " + limit);
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(seconds * 1000)));
+}
+
+std::chrono::milliseconds timeout_from_text(const std::string& text, const std::string& what) {
+  char* end = nullptr;
+  const double seconds = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0')
+    throw Error(what + "='" + text + "' is not a number of seconds");
+  try {
+    return timeout_from_seconds(seconds, what);
+  } catch (const Error& e) {
+    throw Error(what + "='" + text + "': " + e.what());
+  }
+}
 
 Environment environment_from(const char* const* envp) {
   Environment env;
@@ -170,13 +192,8 @@ WorkerIdentity worker_identity(const Environment& env) {
     id.master_port = p;
   }
 
-  if (const std::string* t = lookup(env, "CTP_COMM_TIMEOUT")) {
-    char* end = nullptr;
-    double seconds = std::strtod(t->c_str(), &end);
-    if (t->empty() || *end != '\0' || !(seconds > 0) || !std::isfinite(seconds))
-      throw Error("CTP_COMM_TIMEOUT='" + *t + "' is not a positive number of seconds");
-    id.comm_timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(seconds * 1000)));
-  }
+  if (const std::string* t = lookup(env, "CTP_COMM_TIMEOUT"))
+    id.comm_timeout = timeout_from_text(*t, "CTP_COMM_TIMEOUT");
   return id;
 }
 

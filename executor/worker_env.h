@@ -43,6 +43,17 @@ struct WorkerIdentity {
   std::vector<std::string> sources;
 };
 
+// The longest timeout accepted anywhere (flags, CTP_COMM_TIMEOUT): about 115
+// days. Far longer ones would overflow the clocks' nanosecond deadlines.
+inline constexpr double kMaxTimeoutSeconds = 1e7;
+
+// A timeout given in seconds: positive, finite and at most
+// kMaxTimeoutSeconds, rounded up to whole milliseconds. Throws ctp::Error
+// naming `what` (a flag or a variable) otherwise.
+std::chrono::milliseconds timeout_from_seconds(double seconds, const std::string& what);
+// The same from text ("2.5"), as CTP_COMM_TIMEOUT holds it.
+std::chrono::milliseconds timeout_from_text(const std::string& text, const std::string& what);
+
 // Throws ctp::Error naming the variable(s) on malformed or conflicting
 // values, or on values that contradict each other (rank >= world size,
 // an endpoint list of the wrong length, a current endpoint not in it).

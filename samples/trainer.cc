@@ -36,47 +36,6 @@ int thread_count(const TrainerOptions& o) {
   return is_single_process_mode(o.mode) ? 2 : 1;
 }
 
-void check(const TrainerOptions& o, int threads) {
-  if (o.steps < 0) throw Error("steps must be 0 or more");
-  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size)
-    throw Error("rank " + std::to_string(o.rank) + " is not in [0, world size " +
-                std::to_string(o.world_size) + ")");
-  if (o.mode == "none") {
-    if (o.world_size * threads != 1)
-      throw Error("mode 'none' trains one worker; use a transpile mode for " +
-                  std::to_string(o.world_size * threads) + " workers");
-  } else {
-    parse_transpile_mode(o.mode);  // throws for an unknown mode
-    if (threads > 1 && !is_single_process_mode(o.mode))
-      throw Error("mode '" + o.mode + "' runs one device per process; --threads " +
-                  std::to_string(threads) + " needs single_process_multi_thread or multi_thread");
-    if (o.mode == "multi_thread" && o.trans_mode == "all_gather" &&
-        o.model.optimizer != OptimizerKind::Adam)
-      throw Error("multi_thread all_gather applies the gathered gradients through adam ops only "
-                  "(as the reference's _update_adam_ops); use the adam optimizer");
-    if (o.mode == "multi_thread" && o.trans_mode == "all_gather" && o.model.amp)
-      throw Error("multi_thread all_gather hands adam the gathered gradients themselves (as the "
-                  "reference), which under --amp are " + std::string(to_string(*o.model.amp)) +
-                  " against FP32 parameters; use fuse_all_reduce or all_reduce");
-    if (o.mode == "single_process_multi_thread" && o.fuse_allreduce == 1 && o.model.amp)
-      throw Error("single_process_multi_thread coalesces gradients into an FP32 buffer (as the "
-                  "reference), not " + std::string(to_string(*o.model.amp)) +
-                  " ones; with --amp use --fuse-allreduce 0 or 2, or multi_thread, which "
-                  "coalesces each dtype apart");
-    if (!o.endpoints.empty() && static_cast<int>(o.endpoints.size()) != o.world_size)
-      throw Error(std::to_string(o.endpoints.size()) + " endpoints for " +
-                  std::to_string(o.world_size) + " processes");
-    if (o.endpoints.empty() && o.world_size > 1)
-      throw Error("the endpoints of the " + std::to_string(o.world_size) +
-                  " processes are unknown (start the workers with ctp launch, or set "
-                  "PADDLE_TRAINER_ENDPOINTS)");
-  }
-  const int64_t workers = int64_t{o.world_size} * threads;
-  if (o.global_batch < workers || o.global_batch % workers != 0)
-    throw Error("global batch " + std::to_string(o.global_batch) + " does not split evenly over " +
-                std::to_string(workers) + " workers");
-}
-
 void transpile_programs(const TrainerOptions& o, int threads, MlpPrograms& p) {
   if (o.mode == "none") return;
   TranspileOptions t;
@@ -260,9 +219,52 @@ std::string precision_note(const MlpConfig& model) {
 
 }  // namespace
 
+void check_trainer_options(const TrainerOptions& o) {
+  const int threads = thread_count(o);
+  if (o.steps < 0) throw Error("steps must be 0 or more");
+  if (o.world_size < 1 || o.rank < 0 || o.rank >= o.world_size)
+    throw Error("rank " + std::to_string(o.rank) + " is not in [0, world size " +
+                std::to_string(o.world_size) + ")");
+  if (o.mode == "none") {
+    if (o.world_size * threads != 1)
+      throw Error("mode 'none' trains one worker; use a transpile mode for " +
+                  std::to_string(o.world_size * threads) + " workers");
+  } else {
+    parse_transpile_mode(o.mode);  // throws for an unknown mode
+    parse_multi_thread_trans_mode(o.trans_mode);  // and for an unknown --trans-mode
+    if (threads > 1 && !is_single_process_mode(o.mode))
+      throw Error("mode '" + o.mode + "' runs one device per process; --threads " +
+                  std::to_string(threads) + " needs single_process_multi_thread or multi_thread");
+    if (o.mode == "multi_thread" && o.trans_mode == "all_gather" &&
+        o.model.optimizer != OptimizerKind::Adam)
+      throw Error("multi_thread all_gather applies the gathered gradients through adam ops only "
+                  "(as the reference's _update_adam_ops); use the adam optimizer");
+    if (o.mode == "multi_thread" && o.trans_mode == "all_gather" && o.model.amp)
+      throw Error("multi_thread all_gather hands adam the gathered gradients themselves (as the "
+                  "reference), which under --amp are " + std::string(to_string(*o.model.amp)) +
+                  " against FP32 parameters; use fuse_all_reduce or all_reduce");
+    if (o.mode == "single_process_multi_thread" && o.fuse_allreduce == 1 && o.model.amp)
+      throw Error("single_process_multi_thread coalesces gradients into an FP32 buffer (as the "
+                  "reference), not " + std::string(to_string(*o.model.amp)) +
+                  " ones; with --amp use --fuse-allreduce 0 or 2, or multi_thread, which "
+                  "coalesces each dtype apart");
+    if (!o.endpoints.empty() && static_cast<int>(o.endpoints.size()) != o.world_size)
+      throw Error(std::to_string(o.endpoints.size()) + " endpoints for " +
+                  std::to_string(o.world_size) + " processes");
+    if (o.endpoints.empty() && o.world_size > 1)
+      throw Error("the endpoints of the " + std::to_string(o.world_size) +
+                  " processes are unknown (start the workers with ctp launch, or set "
+                  "PADDLE_TRAINER_ENDPOINTS)");
+  }
+  const int64_t workers = int64_t{o.world_size} * threads;
+  if (o.global_batch < workers || o.global_batch % workers != 0)
+    throw Error("global batch " + std::to_string(o.global_batch) + " does not split evenly over " +
+                std::to_string(workers) + " workers");
+}
+
 TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
   const int threads = thread_count(o);
-  check(o, threads);
+  check_trainer_options(o);
   const int workers = o.world_size * threads;
   const bool leader = o.rank == 0;
   MlpPrograms programs = build_mlp(o.model);

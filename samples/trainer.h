@@ -64,6 +64,10 @@ struct TrainerReport {
   bool identical() const { return max_param_difference == 0; }
 };
 
+// Throws ctp::Error naming the first option (or combination of options, with
+// the job's rank and world size) that cannot be trained.
+void check_trainer_options(const TrainerOptions& options);
+
 // Throws ctp::Error on invalid options or a failed run (naming the worker).
 TrainerReport run_trainer(const TrainerOptions& options, std::ostream& out);
 

@@ -9,6 +9,8 @@
 #include <CLI/CLI.hpp>
 #include <cmath>
 #include <iostream>
+#include <sstream>
+#include <stdexcept>
 
 #include "executor/worker_env.h"
 #include "program_ir/error.h"
@@ -29,8 +31,44 @@ struct Args {
   std::optional<int> rank, world_size;
   std::vector<std::string> endpoints;
   std::optional<double> timeout_s;
-  float lr = 0;  // 0: the optimizer's default
+  std::optional<float> lr;  // unset: the optimizer's default
+  std::string hidden = "64,64";
+  std::optional<double> bucket_mb;
 };
+
+// Bad options exit 2, as the ctp tool's usage errors do; failed runs exit 1.
+constexpr int kExitUsage = 2;
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A positive, finite value of a floating-point option (`--lr nan` is an
+// error, not the default).
+template <typename T>
+T positive(T value, const char* option) {
+  if (!(value > 0) || !std::isfinite(value))
+    throw UsageError(std::string(option) + " must be a positive finite number");
+  return value;
+}
+
+std::vector<int64_t> layer_widths(const std::string& text) {
+  std::vector<int64_t> widths;
+  std::stringstream items(text);
+  for (std::string w; std::getline(items, w, ',');) {
+    std::size_t used = 0;
+    long long width = 0;
+    try {
+      width = std::stoll(w, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != w.size() || width < 1)
+      throw UsageError("--hidden '" + text + "': '" + w + "' is not a positive layer width");
+    widths.push_back(width);
+  }
+  return widths;
+}
 
 float default_learning_rate(ctp::samples::OptimizerKind kind) {
   switch (kind) {
@@ -49,8 +87,11 @@ void apply_identity(const Args& a, ctp::samples::TrainerOptions& o) {
   o.world_size = a.world_size.value_or(id.world_size);
   o.endpoints = a.endpoints.empty() ? id.endpoints : a.endpoints;
   if (a.timeout_s) {
-    if (!(*a.timeout_s > 0)) throw CLI::ValidationError("--timeout", "must be positive");
-    o.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(*a.timeout_s * 1000)));
+    try {
+      o.timeout = ctp::timeout_from_seconds(*a.timeout_s, "--timeout");
+    } catch (const ctp::Error& e) {
+      throw UsageError(e.what());
+    }
   } else if (id.comm_timeout) {
     o.timeout = *id.comm_timeout;
   }
@@ -59,13 +100,31 @@ void apply_identity(const Args& a, ctp::samples::TrainerOptions& o) {
   o.device = a.device == "gpu" ? ctp::Device{ctp::DeviceKind::CUDA, gpu} : ctp::Device{};
 }
 
+// The options that are not plain fields of TrainerOptions; every error here
+// is a usage error.
+void apply_options(const Args& a, ctp::samples::TrainerOptions& o) {
+  try {
+    o.model.optimizer = ctp::samples::optimizer_from_string(a.optimizer);
+  } catch (const ctp::Error& e) {
+    throw UsageError(e.what());
+  }
+  o.model.learning_rate = a.lr ? positive(*a.lr, "--lr") : default_learning_rate(o.model.optimizer);
+  o.model.dtype = a.dtype == "fp64" ? ctp::DataType::FP64 : ctp::DataType::FP32;
+  if (a.amp != "none") o.model.amp = a.amp == "fp16" ? ctp::DataType::FP16 : ctp::DataType::BF16;
+  o.model.loss_scale = a.loss_scale ? positive(*a.loss_scale, "--loss-scale")
+                                    : (a.amp == "fp16" ? 1024.0f : 1.0f);
+  positive(o.spread, "--spread");
+  o.model.hidden = layer_widths(a.hidden);
+  o.mode = a.mode;
+  if (a.bucket_mb) o.bucket_bytes = ctp::bucket_bytes_for_mib(positive(*a.bucket_mb, "--bucket-mb"));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"ctp sample trainer: an MLP classifier trained data-parallel with ctp"};
   Args a;
   ctp::samples::TrainerOptions o;
-  std::string hidden = "64,64";
   o.model.input_dim = 8;
   o.model.classes = 4;
   o.steps = 200;
@@ -77,7 +136,7 @@ int main(int argc, char** argv) {
   app.add_option("--steps", o.steps, "training steps")->capture_default_str();
   app.add_option("--batch", o.global_batch, "global batch per step, split over all workers")
       ->capture_default_str();
-  app.add_option("--hidden", hidden, "hidden layer widths, comma-separated")->capture_default_str();
+  app.add_option("--hidden", a.hidden, "hidden layer widths, comma-separated")->capture_default_str();
   app.add_option("--dim", o.model.input_dim, "input features")->capture_default_str();
   app.add_option("--classes", o.model.classes, "classes (clusters)")->capture_default_str();
   app.add_option("--samples", o.samples, "data set size")->capture_default_str();
@@ -93,8 +152,7 @@ int main(int argc, char** argv) {
   app.add_option("--fuse-allreduce", o.fuse_allreduce,
                  "single_process_multi_thread: 0 per gradient, 1 coalesced, 2 xsum")
       ->capture_default_str();
-  std::optional<double> bucket_mb;
-  app.add_option("--bucket-mb", bucket_mb,
+  app.add_option("--bucket-mb", a.bucket_mb,
                  "grad_allreduce: all-reduce the gradients in buckets of about this many MiB, "
                  "each right after its last gradient (ctp's schedule; default: one call per "
                  "gradient, as the reference)");
@@ -128,31 +186,35 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int code = app.exit(e);  // prints help, or the error
+    return code == 0 ? 0 : kExitUsage;
+  }
+  const auto usage_error = [](const std::exception& e) {
+    std::cerr << "ctp_sample_trainer: usage error: " << e.what() << "\n";
+    return kExitUsage;
+  };
+  try {
+    apply_options(a, o);
+    apply_identity(a, o);
+  } catch (const UsageError& e) {
+    return usage_error(e);
+  } catch (const std::exception& e) {  // the launcher's variables
+    std::cerr << "ctp_sample_trainer: error: " << e.what() << "\n";
+    return 1;
   }
   try {
-    o.model.optimizer = ctp::samples::optimizer_from_string(a.optimizer);
-    o.model.learning_rate = a.lr > 0 ? a.lr : default_learning_rate(o.model.optimizer);
-    o.model.dtype = a.dtype == "fp64" ? ctp::DataType::FP64 : ctp::DataType::FP32;
-    if (a.amp != "none")
-      o.model.amp = a.amp == "fp16" ? ctp::DataType::FP16 : ctp::DataType::BF16;
-    o.model.loss_scale = a.loss_scale.value_or(a.amp == "fp16" ? 1024.0f : 1.0f);
-    o.model.hidden.clear();
-    std::stringstream widths(hidden);
-    for (std::string w; std::getline(widths, w, ',');) o.model.hidden.push_back(std::stoll(w));
-    o.mode = a.mode;
-    if (bucket_mb) {
-      if (!(*bucket_mb > 0)) throw CLI::ValidationError("--bucket-mb", "must be positive");
-      o.bucket_bytes = ctp::bucket_bytes_for_mib(*bucket_mb);
-    }
-    apply_identity(a, o);
+    ctp::samples::check_trainer_options(o);
+  } catch (const std::exception& e) {
+    return usage_error(e);
+  }
+  try {
     const ctp::samples::TrainerReport report = ctp::samples::run_trainer(o, std::cout);
+    std::cout.flush();
+    if (!std::cout) throw ctp::Error("cannot write to standard output");
     if (!report.identical()) {
       std::cerr << "ctp_sample_trainer: error: parameters differ across workers\n";
       return 1;
     }
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
   } catch (const std::exception& e) {
     std::cerr << "ctp_sample_trainer: error: " << e.what() << "\n";
     return 1;

@@ -19,8 +19,10 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
-CliResult run_ctp(const std::string& args) {
-  std::string cmd = std::string(CTP_CLI_PATH) + " " + args + " 2>&1";
+// `stdout_to`: where the tool's standard output goes instead of the result.
+CliResult run_ctp(const std::string& args, const std::string& stdout_to = "") {
+  std::string cmd = "{ " + std::string(CTP_CLI_PATH) + " " + args +
+                    (stdout_to.empty() ? "" : " >" + stdout_to) + "; } 2>&1";
   FILE* pipe = ::popen(cmd.c_str(), "r");
   std::string out;
   char buf[4096];
@@ -150,6 +152,19 @@ TEST_F(CliDumpVerify, UsageErrorsExitTwoAndMissingFilesExitOne) {
   CliResult version = run_ctp("--version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_NE(version.output.find("ctp "), std::string::npos);
+}
+
+// Output that cannot be written (a full disk) fails the command: no exit 0
+// with the result lost.
+TEST_F(CliDumpVerify, OutputThatCannotBeWrittenFails) {
+  std::string in = write("in.json", kProgram);
+  for (const std::string& command : {"verify " + in, "dump " + in + " --emit text"}) {
+    CliResult r = run_ctp(command, "/dev/full");  // stderr still reaches the test
+    EXPECT_EQ(r.exit_code, 1) << command << ": " << r.output;
+    EXPECT_NE(r.output.find("ctp: error: cannot write to standard output: No space left on device"),
+              std::string::npos)
+        << command << ": " << r.output;
+  }
 }
 
 }  // namespace

@@ -42,6 +42,16 @@ class ExecutorCmdRun : public ::testing::Test {
   samples::MlpPrograms programs_;
 };
 
+// A run whose output is lost (a full disk) fails at the first step it
+// cannot report, instead of training on and exiting 0.
+TEST_F(ExecutorCmdRun, OutputThatCannotBeWrittenFails) {
+  const CommandResult r = run_command("{ " + ctp_run("--steps 3 --batch 8") + " >/dev/full; }");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("ctp: error: cannot write to standard output: No space left on device"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST_F(ExecutorCmdRun, PrintsTheLossOfEveryStep) {
   const CommandResult r = run_command(ctp_run("--steps 4 --batch 8 --seed 5"));
   ASSERT_EQ(r.exit_code, 0) << r.output;

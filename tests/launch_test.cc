@@ -3,115 +3,18 @@
 // prefixed; a failing worker stops the others; a worker killed in the
 // middle of all-reduces is named by the survivors (within the configured
 // timeout) and by the launcher; two launchers form one two-node job.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <functional>
 #include <future>
-#include <string>
-#include <vector>
 
 #include "executor/rendezvous/rendezvous_socket.h"
+#include "tests/launch_test_util.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-
-struct CliRun {
-  bool exited = false;
-  int code = -1;
-  std::string output;  // stdout and stderr, interleaved
-  double seconds = 0;
-};
-
-// Runs the ctp tool with `args`; `watch` sees the output so far as it grows.
-// The tool is killed if it outlives `deadline`.
-CliRun run_ctp(const std::vector<std::string>& args,
-               const std::function<void(const std::string&, pid_t)>& watch = {},
-               std::chrono::seconds deadline = 60s) {
-  int fds[2];
-  EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-  std::vector<std::string> argv_s = {CTP_CLI_PATH};
-  argv_s.insert(argv_s.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& s : argv_s) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  auto start = std::chrono::steady_clock::now();
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(fds[1], 1);
-    ::dup2(fds[1], 2);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(fds[1]);
-  CliRun run;
-  bool eof = false, killed = false;
-  for (;;) {
-    if (!eof) {
-      pollfd p{fds[0], POLLIN, 0};
-      if (::poll(&p, 1, 50) > 0) {
-        char buf[4096];
-        ssize_t n = ::read(fds[0], buf, sizeof(buf));
-        if (n <= 0) eof = true;
-        else run.output.append(buf, static_cast<std::size_t>(n));
-        if (watch) watch(run.output, pid);
-      }
-    } else {
-      std::this_thread::sleep_for(10ms);
-    }
-    int status = 0;
-    if (eof && ::waitpid(pid, &status, WNOHANG) == pid) {
-      run.exited = WIFEXITED(status);
-      run.code = WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status);
-      break;
-    }
-    if (!killed && std::chrono::steady_clock::now() - start > deadline) {
-      ::kill(pid, SIGKILL);
-      killed = true;
-    }
-  }
-  ::close(fds[0]);
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return run;
-}
-
-bool has(const std::string& text, const std::string& needle) {
-  return text.find(needle) != std::string::npos;
-}
-
-// The whole line of `text` that starts with `start`, or "".
-std::string line_starting(const std::string& text, const std::string& start) {
-  std::size_t at = text.rfind("\n" + start);
-  if (at == std::string::npos) {
-    if (text.rfind(start, 0) != 0) return "";
-    at = 0;
-  } else {
-    ++at;
-  }
-  return text.substr(at, text.find('\n', at) - at);
-}
-
-// The value after "key=" up to the next space in `line`.
-std::string field(const std::string& line, const std::string& key) {
-  std::size_t at = line.find(" " + key + "=");
-  if (at == std::string::npos) return "";
-  at += key.size() + 2;
-  return line.substr(at, line.find(' ', at) - at);
-}
-
-// The pid in "started rank R (pid N)", or 0 before that line arrives.
-pid_t started_pid(const std::string& text, int rank) {
-  std::string marker = "started rank " + std::to_string(rank) + " (pid ";
-  std::size_t at = text.find(marker);
-  if (at == std::string::npos || text.find(')', at) == std::string::npos) return 0;
-  return static_cast<pid_t>(std::stol(text.substr(at + marker.size())));
-}
+using namespace ctp::test;
 
 TEST(Launch, WorkersGetTheirVariablesAndPrefixedOutput) {
   CliRun run = run_ctp({"launch", "--nproc", "2", "--timeout", "7", "--", "sh", "-c",

@@ -103,16 +103,50 @@ TEST(Rendezvous, ReceiverWithoutRankZeroTimesOutNamingItsEndpoint) {
 }
 
 TEST(Rendezvous, PortInUseIsAClearError) {
-  net::Socket taken = net::listen_on(0, "the test");
+  net::Socket taken = net::listen_on("", 0, "the test");
   Endpoint self{"127.0.0.1", net::local_port(taken)};
   try {
     receive_unique_id(self, IdExchangeOptions{1s, 20ms});
     FAIL();
   } catch (const Error& e) {
     std::string msg = e.what();
-    EXPECT_NE(msg.find("cannot listen on port " + std::to_string(self.port)), std::string::npos) << msg;
+    EXPECT_NE(msg.find("cannot listen on " + self.to_string()), std::string::npos) << msg;
     EXPECT_NE(msg.find("in use"), std::string::npos) << msg;
     EXPECT_NE(msg.find(self.to_string()), std::string::npos) << msg;
+  }
+}
+
+// 127.0.0.1:P is reachable at that address only: every 127/8 address is this
+// machine's, so a listener on every interface would take 127.0.0.2:P too.
+TEST(Rendezvous, ListenersBindTheEndpointsOwnAddress) {
+  Endpoint self = free_local_endpoint();
+  IdExchangeOptions options{5s, 20ms};
+  auto receiver = std::async(std::launch::async, [&] { return receive_unique_id(self, options); });
+  std::optional<net::Socket> probe;
+  for (int i = 0; i < 100 && !probe; ++i) {
+    probe = net::try_connect(self, net::deadline_after(1s), nullptr);
+    if (!probe) std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_TRUE(probe);  // a stranger to the receiver: dropped
+  probe->close();
+  EXPECT_FALSE(net::try_connect(Endpoint{"127.0.0.2", self.port}, net::deadline_after(1s), nullptr));
+  send_unique_id({self}, "id", options);
+  EXPECT_EQ(receiver.get(), "id");
+
+  StoreServer store("127.0.0.1", 0, 5);
+  EXPECT_TRUE(net::try_connect(Endpoint{"127.0.0.1", store.port()}, net::deadline_after(1s), nullptr));
+  EXPECT_FALSE(net::try_connect(Endpoint{"127.0.0.2", store.port()}, net::deadline_after(1s), nullptr));
+
+  // An endpoint that is not this machine's is a clear error, not a listener
+  // on some other address.
+  try {
+    net::listen_on("192.0.2.1", 0, "the test");  // TEST-NET-1: never local
+    FAIL();
+  } catch (const net::NetError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot listen on 192.0.2.1:0 for the test: Cannot assign "
+                                         "requested address (192.0.2.1 is not an address of this machine)"),
+              std::string::npos)
+        << e.what();
   }
 }
 
@@ -134,7 +168,7 @@ TEST(Rendezvous, StrangersOnThePortDoNotBreakTheExchange) {
 }
 
 TEST(RendezvousStore, SetGetWaitAndTokens) {
-  StoreServer server(0, 42);
+  StoreServer server("127.0.0.1", 0, 42);
   StoreAddress address{Endpoint{"127.0.0.1", server.port()}, 42};
   StoreAddress parsed = StoreAddress::from_bytes(address.to_bytes());
   EXPECT_EQ(parsed.endpoint, address.endpoint);
@@ -166,7 +200,7 @@ TEST(RendezvousStore, SetGetWaitAndTokens) {
 }
 
 TEST(RendezvousStore, ClientThatDiesIsReportedLostAndOneThatLeavesIsNot) {
-  StoreServer server(0, 7);
+  StoreServer server("127.0.0.1", 0, 7);
   StoreAddress address{Endpoint{"127.0.0.1", server.port()}, 7};
   {
     StoreClient leaves(address, 3, "polite", 2s);
@@ -188,7 +222,7 @@ TEST(RendezvousStore, ClientThatDiesIsReportedLostAndOneThatLeavesIsNot) {
 }
 
 TEST(RendezvousStore, WatchersHearOfLossesEvenAfterTheStoreIsGone) {
-  auto server = std::make_unique<StoreServer>(0, 11);
+  auto server = std::make_unique<StoreServer>("127.0.0.1", 0, 11);
   StoreAddress address{Endpoint{"127.0.0.1", server->port()}, 11};
   StoreClient watcher(address, 0, "w", 2s);
   watcher.watch_losses();
@@ -208,7 +242,7 @@ TEST(RendezvousStore, WatchersHearOfLossesEvenAfterTheStoreIsGone) {
 }
 
 TEST(RendezvousStore, ClientOfAStoreThatDisappearsGetsAnError) {
-  auto server = std::make_unique<StoreServer>(0, 9);
+  auto server = std::make_unique<StoreServer>("127.0.0.1", 0, 9);
   StoreAddress address{Endpoint{"127.0.0.1", server->port()}, 9};
   StoreClient client(address, 1, "c", 1s);
   server.reset();

@@ -235,12 +235,12 @@ TEST(SampleTrainer, MixedPrecisionWorkersAgreeAndLearn) {
       // The reference's FP32-only paths are refused up front.
       const Training fp32_buffer =
           train("--mode single_process_multi_thread --fuse-allreduce 1" + common);
-      EXPECT_EQ(fp32_buffer.exit_code, 1);
+      EXPECT_EQ(fp32_buffer.exit_code, 2);
       EXPECT_NE(fp32_buffer.output.find("coalesces gradients into an FP32 buffer"),
                 std::string::npos) << fp32_buffer.output;
       const Training gathered =
           train("--mode multi_thread --trans-mode all_gather --optimizer adam" + common);
-      EXPECT_EQ(gathered.exit_code, 1);
+      EXPECT_EQ(gathered.exit_code, 2);
       EXPECT_NE(gathered.output.find("hands adam the gathered gradients"), std::string::npos)
           << gathered.output;
     }
@@ -322,19 +322,32 @@ TEST(SampleTrainer, WorkersStartedAsMpirunStartsThemTrainTogether) {
   }
 }
 
-TEST(SampleTrainer, BadOptionsAreClearErrors) {
-  Training t = train("--mode none --threads 2");
-  EXPECT_EQ(t.exit_code, 1);
-  EXPECT_NE(t.output.find("mode 'none' trains one worker"), std::string::npos) << t.output;
-  t = train("--mode bogus");
-  EXPECT_EQ(t.exit_code, 1);
-  EXPECT_NE(t.output.find("unknown transpile mode 'bogus'"), std::string::npos) << t.output;
-  t = train("--mode multi_thread --trans-mode all_gather --optimizer sgd");
-  EXPECT_EQ(t.exit_code, 1);
-  EXPECT_NE(t.output.find("use the adam optimizer"), std::string::npos) << t.output;
-  t = train("--mode single_process_multi_thread --threads 3 --batch 32");
-  EXPECT_EQ(t.exit_code, 1);
-  EXPECT_NE(t.output.find("does not split evenly over 3 workers"), std::string::npos) << t.output;
+// Every bad option exits 2 (as ctp's usage errors do), naming it; a value
+// that parses but cannot train (--lr nan) is refused, not replaced.
+TEST(SampleTrainer, BadOptionsAreUsageErrors) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--mode none --threads 2", "mode 'none' trains one worker"},
+      {"--mode bogus", "unknown transpile mode 'bogus'"},
+      {"--mode multi_thread --trans-mode all_gather --optimizer sgd", "use the adam optimizer"},
+      {"--mode single_process_multi_thread --threads 3 --batch 32", "does not split evenly over 3 workers"},
+      {"--lr nan", "--lr must be a positive finite number"},
+      {"--lr -0.5", "--lr must be a positive finite number"},
+      {"--loss-scale inf", "--loss-scale must be a positive finite number"},
+      {"--timeout 1e300", "--timeout must be a positive number of seconds, at most 1e+07"},
+      {"--hidden 8,x", "--hidden '8,x': 'x' is not a positive layer width"},
+      {"--optimizer adagrad", "unknown optimizer 'adagrad'"},
+      {"--trans-mode sideways", "unknown multi_thread trans mode 'sideways'"},
+      {"--steps many", "--steps"},    // CLI11's own errors: 104 before
+      {"--dtype fp8", "--dtype"},     // 105
+      {"--no-such-flag", "no-such-flag"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Training t = train(args);
+    EXPECT_EQ(t.exit_code, 2) << args << ": " << t.output;
+    EXPECT_NE(t.output.find(message), std::string::npos) << args << ": " << t.output;
+    EXPECT_EQ(t.output.find("step "), std::string::npos) << args << ": " << t.output;
+  }
+  EXPECT_EQ(train("--help").exit_code, 0);
 }
 
 }  // namespace

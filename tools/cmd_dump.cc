@@ -40,8 +40,7 @@ const CommandRegistrar kDump([](CLI::App& app) {
     std::string out = render(program, args->emit);
     if (args->output.empty()) {
       std::cout << out;
-      std::cout.flush();
-      if (!std::cout) throw Error("writing to standard output failed");
+      check_written(std::cout, "standard output");
     } else {
       write_file_atomically(args->output, out);
     }

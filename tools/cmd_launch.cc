@@ -2,9 +2,11 @@
 // Paddle's and torchrun's variables set, prefixes their output with their
 // rank, and stops them all (exiting non-zero, naming the rank and how it
 // failed) when one fails.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <optional>
 #include <cstring>
 
 #include "executor/worker_env.h"
@@ -24,14 +26,26 @@ struct LaunchArgs {
   int node_rank = 0;
   std::string master;
   int base_port = 0;
-  double timeout_s = 300;
+  std::optional<double> timeout_s;  // unset: CTP_COMM_TIMEOUT, else 300
   double grace_s = 10;
   std::vector<std::string> command;
 };
 
 std::chrono::milliseconds seconds_option(double s, const char* name) {
-  if (!(s > 0) || !std::isfinite(s)) throw UsageError(std::string(name) + " must be a positive number of seconds");
-  return std::chrono::milliseconds(static_cast<int64_t>(std::ceil(s * 1000)));
+  try {
+    return timeout_from_seconds(s, name);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+}
+
+// --timeout, else the CTP_COMM_TIMEOUT the launcher was started with (the
+// workers then see the value the user set), else 300 s.
+std::chrono::milliseconds worker_timeout(const LaunchArgs& args, const Environment& env) {
+  if (args.timeout_s) return seconds_option(*args.timeout_s, "--timeout");
+  if (auto it = env.find("CTP_COMM_TIMEOUT"); it != env.end())
+    return timeout_from_text(it->second, "CTP_COMM_TIMEOUT");
+  return std::chrono::seconds(300);
 }
 
 void run_launch(const LaunchArgs& args) {
@@ -56,12 +70,18 @@ void run_launch(const LaunchArgs& args) {
     if (args.base_port < 1 || args.base_port > 65535) throw UsageError("--base-port must be 1..65535");
     options.base_port = args.base_port;
   }
-  options.timeout = seconds_option(args.timeout_s, "--timeout");
+  const Environment inherited = environment_from(environ);
+  options.timeout = worker_timeout(args, inherited);
   options.grace = seconds_option(args.grace_s, "--grace");
   if (args.command.empty()) throw UsageError("no program to launch: ctp launch [options] -- PROGRAM ARGS...");
   options.command = args.command;
 
-  launch::LaunchPlan plan = launch::plan_launch(options, environment_from(environ));
+  // A reader that goes away (`ctp launch ... | head`) must not kill the
+  // launcher silently and orphan its workers: writes then fail with EPIPE,
+  // and the supervisor stops the job and says so. Workers get the default
+  // back (spawn resets it).
+  ::signal(SIGPIPE, SIG_IGN);
+  launch::LaunchPlan plan = launch::plan_launch(options, inherited);
   launch::LaunchResult result = launch::supervise(plan, options.command, options.grace);
   if (result.ok()) return;
 
@@ -72,13 +92,19 @@ void run_launch(const LaunchArgs& args) {
     others += (others.empty() ? "" : ", ") + std::string("rank ") + std::to_string(e.rank) + " " +
               (e.exited && e.code == 0 ? "succeeded" : e.describe());
   }
+  if (result.first_failure < 0 && !result.output_error.empty())
+    throw Error("cannot write the workers' output to " + result.output_error +
+                ": stopped the job; the workers: " + others);
   if (result.first_failure < 0)
     throw Error("interrupted by SIG" + std::string(sigabbrev_np(result.interrupted_by)) +
                 "; the workers: " + others);
   const auto& first = result.ends[result.first_failure];
   throw Error("rank " + std::to_string(first.rank) + " (pid " + std::to_string(first.pid) +
               ") failed first: it " + first.describe() +
-              (others.empty() ? "" : "; then " + others));
+              (others.empty() ? "" : "; then " + others) +
+              (result.output_error.empty() ? ""
+                                           : "; and the workers' output could not be written to " +
+                                                 result.output_error));
 }
 
 const CommandRegistrar kLaunch([](CLI::App& app) {
@@ -99,7 +125,8 @@ const CommandRegistrar kLaunch([](CLI::App& app) {
                   "worker endpoints at PORT, PORT+1, ... (default: free ports)");
   cmd->add_option("--timeout", args->timeout_s,
                   "seconds workers wait for a peer at rendezvous and in each collective "
-                  "(exported as CTP_COMM_TIMEOUT; default 300)");
+                  "(exported as CTP_COMM_TIMEOUT; default: the CTP_COMM_TIMEOUT ctp launch was started "
+                  "with, else 300)");
   cmd->add_option("--grace", args->grace_s,
                   "seconds the other workers get to exit on their own after one fails (default 10)");
   cmd->add_option("command", args->command, "the program and its arguments, after --")->required();

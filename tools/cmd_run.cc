@@ -71,9 +71,11 @@ void run(const RunArgs& a) {
                      std::to_string(world_size) + ")");
   CommOptions comm;
   if (a.timeout_s) {
-    if (!(*a.timeout_s > 0) || !std::isfinite(*a.timeout_s))
-      throw UsageError("--timeout must be a positive number of seconds");
-    comm.timeout = std::chrono::milliseconds(static_cast<int64_t>(std::ceil(*a.timeout_s * 1000)));
+    try {
+      comm.timeout = timeout_from_seconds(*a.timeout_s, "--timeout");
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
   } else if (id.comm_timeout) {
     comm.timeout = *id.comm_timeout;
   }
@@ -153,7 +155,10 @@ void run(const RunArgs& a) {
     });
     std::cout << "step " << step << "/" << a.steps;
     for (const auto& [name, tensor] : fetched[0]) std::cout << "  " << name << " = " << value_text(tensor);
-    std::cout << std::endl;  // flushed: a launcher prefixes and forwards lines as they come
+    std::cout << "\n";
+    // Flushed: a launcher prefixes and forwards lines as they come. A run
+    // whose output is lost stops here, not after the last step.
+    check_written(std::cout, "standard output");
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -164,6 +169,7 @@ void run(const RunArgs& a) {
   if (a.threads > 1) std::cout << " on " << a.threads << " device threads (printed: thread 0)";
   std::cout << " in " << timing << std::endl;
   if (profile) profile->print(std::cout);
+  check_written(std::cout, "standard output");
 }
 
 const CommandRegistrar registrar([](CLI::App& app) {

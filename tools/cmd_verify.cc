@@ -23,11 +23,13 @@ const CommandRegistrar kVerify([](CLI::App& app) {
       std::cerr << *input << ": " << (d.severity == Diagnostic::Error ? "error: " : "")
                 << d.to_string() << "\n";
     }
+    check_written(std::cerr, "standard error");
     if (errors)
       throw Error(*input + ": " + std::to_string(errors) + " error(s), " +
                   std::to_string(warnings) + " warning(s)");
     std::cout << *input << ": ok (" << program.blocks.size() << " block(s), "
               << program.op_count() << " ops, " << warnings << " warning(s))\n";
+    check_written(std::cout, "standard output");
   });
 });
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,11 @@ struct CommandRegistrar {
 // Exit codes: 0 success, 1 an error in the input or the run, 2 bad usage.
 inline constexpr int kExitError = 1;
 inline constexpr int kExitUsage = 2;
+
+// Flushes `stream` (std::cout, std::cerr) and throws ctp::Error when
+// anything written to it was lost (a full disk, a closed pipe): a command
+// whose output is gone must not exit 0.
+void check_written(std::ostream& stream, const char* name);
 
 // Thrown by a subcommand for a usage error found after parsing.
 struct UsageError : std::runtime_error {

@@ -1,10 +1,20 @@
 // The `ctp` command line: ctp <subcommand> ...; see `ctp --help`.
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 #include "program_ir/error.h"
 #include "tools/command.h"
 
 namespace ctp::cli {
+
+void check_written(std::ostream& stream, const char* name) {
+  errno = 0;
+  stream.flush();
+  if (!stream)
+    throw ctp::Error(std::string("cannot write to ") + name +
+                     (errno ? std::string(": ") + std::strerror(errno) : std::string()));
+}
 
 std::vector<CommandSetup>& command_setups() {
   static std::vector<CommandSetup> setups;

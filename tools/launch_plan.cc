@@ -34,7 +34,7 @@ std::vector<int> local_ports(const LaunchOptions& options) {
   // Hold every probe open until all are chosen, so the ports are distinct.
   std::vector<net::Socket> held;
   for (int i = 0; i < options.nproc; ++i) {
-    held.push_back(net::listen_on(0, "choosing worker ports"));
+    held.push_back(net::listen_on("", 0, "choosing worker ports"));
     ports.push_back(net::local_port(held.back()));
   }
   return ports;
@@ -52,7 +52,7 @@ std::vector<std::string> exchange_endpoints(const LaunchOptions& options, const 
   std::unique_ptr<StoreServer> server;
   if (options.node_rank == 0) {
     try {
-      server = std::make_unique<StoreServer>(master.port, kLaunchStoreToken);
+      server = std::make_unique<StoreServer>(master.host, master.port, kLaunchStoreToken);
     } catch (const Error& e) {
       throw Error("node 0 cannot serve the launch rendezvous at --master " + master.to_string() +
                   ": " + e.what());

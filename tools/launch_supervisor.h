@@ -25,10 +25,15 @@ struct LaunchResult {
   std::vector<WorkerEnd> ends;  // by local rank
   int first_failure = -1;       // index into ends, -1 when all succeeded
   int interrupted_by = 0;       // the signal that interrupted the launcher, if any
-  bool ok() const { return first_failure < 0 && interrupted_by == 0; }
+  // The launcher's own output failed ("standard output: Broken pipe"): the
+  // workers were stopped.
+  std::string output_error;
+  bool ok() const { return first_failure < 0 && interrupted_by == 0 && output_error.empty(); }
 };
 
-// Blocks until every worker has ended. Lines go to `out_fd` (workers'
+// Blocks until every worker has ended. If a worker cannot be started, the
+// ones already started are killed and ctp::Error names the rank. If the
+// launcher dies, so do its workers (launch_guardian.h). Lines go to `out_fd` (workers'
 // stdout) and `err_fd` (their stderr and the launcher's own notes).
 LaunchResult supervise(const LaunchPlan& plan, const std::vector<std::string>& command,
                        std::chrono::milliseconds grace, int out_fd = 1, int err_fd = 2);

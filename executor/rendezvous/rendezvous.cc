@@ -80,7 +80,7 @@ void send_unique_id(const std::vector<net::Endpoint>& peers, const std::string& 
 std::string receive_unique_id(const net::Endpoint& self, const IdExchangeOptions& options) {
   net::Socket listener;
   try {
-    listener = net::listen_on(self.port, "the unique id at endpoint " + self.to_string());
+    listener = net::listen_on(self.host, self.port, "the unique id at endpoint " + self.to_string());
   } catch (const net::NetError& e) {
     throw Error(std::string("c_gen_nccl_id: ") + e.what());
   }

@@ -152,7 +152,16 @@ std::optional<Socket> try_connect(const Endpoint& peer, Deadline deadline, std::
   return std::nullopt;
 }
 
-Socket listen_on(int port, std::string_view what_for) {
+namespace {
+
+// Binds and listens on one resolved address; false (with errno) on failure.
+bool bind_and_listen(const Socket& s, const sockaddr* addr, socklen_t len) {
+  int one = 1;
+  ::setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  return ::bind(s.fd(), addr, len) == 0 && ::listen(s.fd(), 128) == 0;
+}
+
+Socket listen_on_any(int port, std::string_view what_for) {
   // IPv6 any-address with v4-mapped addresses reaches both families; fall
   // back to IPv4 where IPv6 is disabled.
   Socket s(::socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -161,27 +170,55 @@ Socket listen_on(int port, std::string_view what_for) {
   if (!s.valid())
     throw NetError("cannot create a socket for " + std::string(what_for) + ": " +
                    errno_text(errno));
-  int one = 1, zero = 0;
-  ::setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  int rc;
+  bool ok;
   if (v6) {
+    int zero = 0;
     ::setsockopt(s.fd(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
     sockaddr_in6 addr{};
     addr.sin6_family = AF_INET6;
     addr.sin6_addr = in6addr_any;
     addr.sin6_port = htons(static_cast<uint16_t>(port));
-    rc = ::bind(s.fd(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    ok = bind_and_listen(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   } else {
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_ANY);
     addr.sin_port = htons(static_cast<uint16_t>(port));
-    rc = ::bind(s.fd(), reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    ok = bind_and_listen(s, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
   }
-  if (rc != 0 || ::listen(s.fd(), 128) != 0)
+  if (!ok)
     throw NetError("cannot listen on port " + std::to_string(port) + " for " +
                    std::string(what_for) + ": " + errno_text(errno));
   return s;
+}
+
+}  // namespace
+
+Socket listen_on(const std::string& host, int port, std::string_view what_for) {
+  if (host.empty()) return listen_on_any(port, what_for);
+  const std::string where = Endpoint{host, port}.to_string();
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  const std::string port_text = std::to_string(port);
+  if (int rc = ::getaddrinfo(host.c_str(), port_text.c_str(), &hints, &found); rc != 0)
+    throw NetError("cannot listen on " + where + " for " + std::string(what_for) +
+                   ": cannot resolve '" + host + "': " + ::gai_strerror(rc));
+  int err = 0;
+  for (addrinfo* ai = found; ai; ai = ai->ai_next) {
+    Socket s(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol));
+    if (s.valid() && bind_and_listen(s, ai->ai_addr, ai->ai_addrlen)) {
+      ::freeaddrinfo(found);
+      return s;
+    }
+    err = errno;
+  }
+  ::freeaddrinfo(found);
+  std::string why = errno_text(err);
+  if (err == EADDRNOTAVAIL) why += " (" + host + " is not an address of this machine)";
+  throw NetError("cannot listen on " + where + " for " + std::string(what_for) + ": " + why);
 }
 
 int local_port(const Socket& socket) {
@@ -193,7 +230,7 @@ int local_port(const Socket& socket) {
   return ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
 }
 
-std::string local_host(const Socket& socket) {
+std::string bound_address(const Socket& socket) {
   sockaddr_storage addr{};
   socklen_t len = sizeof(addr);
   if (::getsockname(socket.fd(), reinterpret_cast<sockaddr*>(&addr), &len) != 0)
@@ -202,7 +239,11 @@ std::string local_host(const Socket& socket) {
   if (::getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof(host), nullptr, 0,
                     NI_NUMERICHOST) != 0)
     throw NetError("getnameinfo failed");
-  std::string out = host;
+  return host;
+}
+
+std::string local_host(const Socket& socket) {
+  std::string out = bound_address(socket);
   if (out.rfind("::ffff:", 0) == 0) out = out.substr(7);  // a v4-mapped address
   return out;
 }
@@ -257,7 +298,7 @@ bool recv_all(Socket& socket, void* data, std::size_t size, Deadline deadline) {
 }
 
 int pick_free_port() {
-  Socket s = listen_on(0, "a free-port probe");
+  Socket s = listen_on("", 0, "a free-port probe");
   return local_port(s);
 }
 

@@ -69,9 +69,12 @@ class Socket {
 // not accepting yet (refused, unreachable, timed out), so callers can retry.
 std::optional<Socket> try_connect(const Endpoint& peer, Deadline deadline, std::string* why);
 
-// Listens on `port` of every local address (`port` 0 picks a free one).
-// Throws NetError naming the endpoint on failure (e.g. the port is in use).
-Socket listen_on(int port, std::string_view what_for);
+// Listens on `host`'s address at `port` (`port` 0 picks a free one): a
+// worker's endpoint 127.0.0.1:6170 is reachable over loopback only. An empty
+// host listens on every local address (only for probing free ports). Throws
+// NetError naming the endpoint on failure (the port is in use, the host is
+// not an address of this machine).
+Socket listen_on(const std::string& host, int port, std::string_view what_for);
 int local_port(const Socket& socket);
 // The local address this connected socket uses (the host others reach us at).
 std::string local_host(const Socket& socket);
@@ -84,6 +87,9 @@ void send_all(Socket& socket, const void* data, std::size_t size, Deadline deadl
 // Reads exactly `size` bytes. Returns false on a clean EOF before the first
 // byte; throws NetError on errors, timeouts and EOF in the middle.
 bool recv_all(Socket& socket, void* data, std::size_t size, Deadline deadline);
+
+// The numeric address a listening or connected socket is bound to.
+std::string bound_address(const Socket& socket);
 
 // A port that was free on every local address a moment ago (another process
 // may still take it: callers that can should listen on port 0 instead).

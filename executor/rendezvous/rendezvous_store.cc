@@ -124,8 +124,8 @@ uint64_t random_token() {
 
 // --- server ---
 
-StoreServer::StoreServer(int port, uint64_t token) : token_(token) {
-  listener_ = net::listen_on(port, "the rendezvous store");
+StoreServer::StoreServer(const std::string& host, int port, uint64_t token) : token_(token) {
+  listener_ = net::listen_on(host, port, "the rendezvous store");
   port_ = net::local_port(listener_);
   if (::pipe2(wake_pipe_, O_CLOEXEC) != 0)
     throw net::NetError("pipe failed: " + net::errno_text(errno));

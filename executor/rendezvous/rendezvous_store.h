@@ -48,8 +48,9 @@ struct LostPeer {
 
 class StoreServer {
  public:
-  // Listens on `port` of every local address (0: a free port).
-  StoreServer(int port, uint64_t token);
+  // Listens on `host`'s address at `port` (0: a free port); clients reach
+  // it at host:port() only.
+  StoreServer(const std::string& host, int port, uint64_t token);
   ~StoreServer();
   StoreServer(const StoreServer&) = delete;
   StoreServer& operator=(const StoreServer&) = delete;

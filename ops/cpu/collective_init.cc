@@ -44,7 +44,7 @@ void c_gen_nccl_id(KernelContext& ctx) {
   if (m.local_rank() == 0) {
     try {
       if (rank == 0) {
-        auto store = std::make_shared<StoreServer>(0, random_token());
+        auto store = std::make_shared<StoreServer>(self.host, 0, random_token());
         m.keep_alive(store);
         id = StoreAddress{net::Endpoint{self.host, store->port()}, store->token()}.to_bytes();
         send_unique_id(others, id, exchange_options(m));
