@@ -1,24 +1,184 @@
 #include "program_ir/atomic_file.h"
 
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <vector>
 
 #include "program_ir/error.h"
 
 namespace ctp {
+namespace {
+
+namespace fs = std::filesystem;
+
+// --- what the signal handler may touch: fixed memory, atomics only ---
+
+// One OutputSet's staging directory, as the handler sees it. Staged files
+// are named 0..files-1, the commit's backups b0..b<files-1>.
+struct StagingSlot {
+  std::atomic<bool> in_use{false};  // claimed by an OutputSet
+  std::atomic<bool> ready{false};   // dir and files published for the handler
+  std::atomic<bool> committing{false};
+  std::atomic<int> files{0};
+  char dir[PATH_MAX] = {};
+};
+constexpr int kSlots = 16;  // OutputSets in flight at once; more go without signal cleanup
+StagingSlot g_slots[kSlots];
+
+constexpr int kCleanupSignals[] = {SIGHUP,  SIGINT,    SIGQUIT, SIGTERM, SIGPIPE,
+                                   SIGALRM, SIGUSR1,   SIGUSR2, SIGXCPU, SIGXFSZ,
+                                   SIGVTALRM, SIGPROF, SIGPWR,  SIGABRT};
+
+// "dir/<prefix><n>" into `out` (async-signal-safe).
+void staged_name(const char* dir, const char* prefix, int n, char* out, std::size_t size) {
+  std::size_t len = 0;
+  auto put = [&](char c) {
+    if (len + 1 < size) out[len++] = c;
+  };
+  for (const char* p = dir; *p; ++p) put(*p);
+  put('/');
+  for (const char* p = prefix; *p; ++p) put(*p);
+  char digits[16];
+  int d = 0;
+  do {
+    digits[d++] = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n > 0);
+  while (d > 0) put(digits[--d]);
+  out[len] = '\0';
+}
+
+void remove_staged(const char* dir, int files) {
+  char path[PATH_MAX + 32];
+  for (int i = 0; i < files; ++i)
+    for (const char* prefix : {"", "b"}) {
+      staged_name(dir, prefix, i, path, sizeof path);
+      ::unlink(path);
+    }
+  ::rmdir(dir);
+}
+
+void on_terminating_signal(int sig) {
+  const int saved = errno;
+  for (StagingSlot& slot : g_slots) {
+    if (!slot.ready.load()) continue;
+    // A commit in another thread finishes first (it holds signals in its
+    // own): its renames are all done or all undone when it returns.
+    for (int spins = 0; slot.committing.load() && spins < 1000000; ++spins) ::sched_yield();
+    remove_staged(slot.dir, slot.files.load());
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  ::sigaction(sig, &dfl, nullptr);
+  errno = saved;
+  ::raise(sig);  // delivered with the default action when the handler returns
+}
+
+StagingSlot* claim_slot(const std::string& dir) {
+  if (dir.size() >= PATH_MAX) return nullptr;
+  for (StagingSlot& slot : g_slots) {
+    bool expected = false;
+    if (!slot.in_use.load() && slot.in_use.compare_exchange_strong(expected, true)) {
+      std::memcpy(slot.dir, dir.c_str(), dir.size() + 1);
+      slot.files.store(0);
+      slot.ready.store(true);  // the handler reads dir and files only after this
+      return &slot;
+    }
+  }
+  return nullptr;
+}
+
+// Holds the catchable terminating signals in this thread for a scope.
+class SignalHold {
+ public:
+  SignalHold() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : kCleanupSignals) sigaddset(&set, sig);
+    ::pthread_sigmask(SIG_BLOCK, &set, &old_);
+  }
+  ~SignalHold() { ::pthread_sigmask(SIG_SETMASK, &old_, nullptr); }
+
+ private:
+  sigset_t old_;
+};
+
+// --- plain file helpers ---
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+void write_all(int fd, std::string_view contents, const std::string& path) {
+  const char* p = contents.data();
+  std::size_t left = contents.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(path + ": write failed: " + errno_text(errno));
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+// "a directory", "a symbolic link", ... for an existing output that is not
+// a regular file.
+const char* not_regular_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISFIFO(mode)) return "a pipe";
+  if (S_ISSOCK(mode)) return "a socket";
+  return nullptr;
+}
+
+// The existing file at `path` if it is a regular file; nullopt if there is
+// none; ctp::Error if something else is there.
+std::optional<struct stat> existing_output(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return std::nullopt;
+    throw Error(path + ": cannot inspect the existing output: " + errno_text(errno));
+  }
+  if (const char* kind = not_regular_kind(st.st_mode))
+    throw Error(path + ": is " + std::string(kind) +
+                ", not a regular file: refusing to replace it with the output");
+  return st;
+}
+
+void sync_directory(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);  // best effort: the renames are done either way
+  ::close(fd);
+}
+
+std::string parent_of(const std::string& path) {
+  fs::path p(path);
+  return p.has_parent_path() ? p.parent_path().string() : std::string(".");
+}
+
+}  // namespace
 
 std::string read_file(const std::string& path) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw Error(path + ": is a directory, expected a program file");
+  if (fs::is_directory(path, ec)) throw Error(path + ": is a directory, expected a program file");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
   // One sized read: streaming through an ostringstream costs ~2.5x on large programs.
@@ -35,40 +195,200 @@ std::string read_file(const std::string& path) {
   return contents;
 }
 
-void write_file_atomically(const std::string& path, const std::string& contents) {
-  namespace fs = std::filesystem;
-  fs::path target(path);
-  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
-  int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw Error(path + ": cannot create a temporary file: " + std::strerror(errno));
-  const char* p = contents.data();
-  std::size_t left = contents.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmpl.c_str());
-      throw Error(path + ": write failed: " + std::strerror(err));
+struct OutputSet::State {
+  struct Entry {
+    std::string target;
+    int index = 0;
+    bool backed_up = false;
+  };
+  std::string staging_parent;
+  std::mutex mu;
+  std::string staging;  // created at the first stage()
+  StagingSlot* slot = nullptr;
+  int next_index = 0;
+  std::vector<Entry> entries;
+  std::set<std::string> targets;
+  std::vector<std::string> created_dirs;  // in creation order
+  bool committed = false;
+  bool discarded = false;
+
+  std::string staged(const char* prefix, int index) const {
+    return staging + "/" + prefix + std::to_string(index);
+  }
+  // Under mu.
+  void ensure_staging(const std::string& for_path) {
+    if (!staging.empty()) return;
+    std::string tmpl = (fs::path(staging_parent) / ".ctp-partial-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data()))
+      throw Error(for_path + ": cannot create a staging directory in '" + staging_parent +
+                  "': " + errno_text(errno));
+    staging = tmpl;
+    slot = claim_slot(staging);
+  }
+  int allocate_index() {
+    const int index = next_index++;
+    if (slot) slot->files.store(next_index);
+    return index;
+  }
+  void back_up(Entry& e);
+  void rename_all();
+  void discard();
+};
+
+OutputSet::OutputSet(std::string staging_parent) : state_(std::make_unique<State>()) {
+  state_->staging_parent = std::move(staging_parent);
+}
+
+OutputSet::~OutputSet() {
+  if (!state_->committed) state_->discard();
+  if (state_->slot) {
+    state_->slot->ready.store(false);
+    state_->slot->in_use.store(false);
+  }
+}
+
+void OutputSet::State::discard() {
+  if (discarded) return;
+  discarded = true;
+  if (!staging.empty()) remove_staged(staging.c_str(), next_index);
+  for (auto it = created_dirs.rbegin(); it != created_dirs.rend(); ++it) ::rmdir(it->c_str());
+}
+
+void OutputSet::make_directories(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  std::vector<fs::path> missing;
+  std::error_code ec;
+  for (fs::path p = fs::path(dir).lexically_normal(); !p.empty() && !fs::exists(p, ec);
+       p = p.parent_path()) {
+    missing.push_back(p);
+    if (p == p.parent_path()) break;
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0777) != 0 && errno != EEXIST)
+      throw Error("cannot create directory '" + it->string() + "': " + errno_text(errno));
+    state_->created_dirs.push_back(it->string());
+  }
+  if (!fs::is_directory(dir, ec))
+    throw Error("cannot create directory '" + dir + "': a file of that name is in the way");
+}
+
+void OutputSet::stage(const std::string& path, std::string_view contents) {
+  const std::optional<struct stat> old = existing_output(path);
+  int index = 0;
+  std::string file;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (!state_->targets.insert(path).second) throw Error(path + ": staged twice in one output set");
+    state_->ensure_staging(path);
+    index = state_->allocate_index();
+    file = state_->staged("", index);
+  }
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0) throw Error(path + ": cannot create its staging file: " + errno_text(errno));
+  try {
+    write_all(fd, contents, path);
+    if (old) {  // the replacement keeps the file's owner (where allowed) and mode
+      (void)!::fchown(fd, old->st_uid, old->st_gid);
+      if (::fchmod(fd, old->st_mode & 07777) != 0)
+        throw Error(path + ": cannot keep its mode: " + errno_text(errno));
     }
-    p += n;
-    left -= static_cast<std::size_t>(n);
+    if (::fsync(fd) != 0) throw Error(path + ": write failed: " + errno_text(errno));
+  } catch (...) {
+    ::close(fd);
+    ::unlink(file.c_str());
+    throw;
   }
-  // mkstemp creates 0600; outputs should get the usual umask-derived mode.
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    int err = errno;
-    ::unlink(tmpl.c_str());
-    throw Error(path + ": write failed: " + std::strerror(err));
+  if (::close(fd) != 0) {
+    const int err = errno;
+    ::unlink(file.c_str());
+    throw Error(path + ": write failed: " + errno_text(err));
   }
-  if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmpl.c_str());
-    throw Error(path + ": cannot rename the temporary file into place: " + std::strerror(err));
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->entries.push_back(State::Entry{path, index, false});
+}
+
+// Keeps the output's current contents (a hard link, else a copy) so a
+// failed commit can put them back.
+void OutputSet::State::back_up(Entry& e) {
+  if (!existing_output(e.target)) return;
+  const std::string backup = staged("b", e.index);
+  if (::link(e.target.c_str(), backup.c_str()) != 0) {
+    const std::string old = read_file(e.target);
+    int fd = ::open(backup.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) throw Error(e.target + ": cannot keep a copy of it: " + errno_text(errno));
+    try {
+      write_all(fd, old, e.target);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+  }
+  e.backed_up = true;
+}
+
+void OutputSet::State::rename_all() {
+  for (std::size_t k = 0; k < entries.size(); ++k) {
+    const Entry& e = entries[k];
+    if (::rename(staged("", e.index).c_str(), e.target.c_str()) == 0) continue;
+    const int err = errno;
+    for (std::size_t j = 0; j < k; ++j) {  // undo the ones already in place
+      const Entry& done = entries[j];
+      if (done.backed_up)
+        ::rename(staged("b", done.index).c_str(), done.target.c_str());
+      else
+        ::unlink(done.target.c_str());
+    }
+    throw Error(e.target + ": cannot rename the output into place: " + errno_text(err) +
+                " (no output was changed)");
+  }
+}
+
+void OutputSet::commit() {
+  State& s = *state_;
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.committed) return;
+  SignalHold hold;
+  if (s.slot) s.slot->committing.store(true);
+  struct Done {
+    StagingSlot* slot;
+    ~Done() {
+      if (slot) slot->committing.store(false);
+    }
+  } done{s.slot};
+  try {
+    for (State::Entry& e : s.entries) s.back_up(e);
+    s.rename_all();
+  } catch (...) {
+    s.discard();  // the outputs are as they were: the staged files go now
+    throw;
+  }
+  std::set<std::string> dirs;
+  for (const State::Entry& e : s.entries) {
+    if (e.backed_up) ::unlink(s.staged("b", e.index).c_str());
+    dirs.insert(parent_of(e.target));
+  }
+  for (const std::string& dir : dirs) sync_directory(dir);
+  if (!s.staging.empty()) ::rmdir(s.staging.c_str());
+  s.committed = true;
+}
+
+void write_file_atomically(const std::string& path, std::string_view contents) {
+  OutputSet output(parent_of(path));
+  output.stage(path, contents);
+  output.commit();
+}
+
+void remove_staged_outputs_on_signals() {
+  for (int sig : kCleanupSignals) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0) continue;
+    if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
+    struct sigaction sa {};
+    sa.sa_handler = on_terminating_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    ::sigaction(sig, &sa, nullptr);
   }
 }
 

@@ -1,14 +1,58 @@
-// Whole-file reads and writes. Writes go to a temporary file in the same
-// directory and are renamed into place, so a failure never leaves a partial
-// output file behind.
+// Whole-file reads, and writes that replace their outputs all at once or
+// not at all.
+//
+// An OutputSet stages every file (written and fsynced) in a private staging
+// directory beside the outputs, then commit() renames them all into place.
+// If anything fails before or during the commit, no output changes: an
+// output already renamed in gets its old contents back, and directories the
+// set created are removed again. Staged files are named by number
+// (.ctp-partial-XXXXXX/0, /1, ...), so nothing left by a SIGKILL can be taken
+// for an output. remove_staged_outputs_on_signals() makes the catchable
+// terminating signals remove what is staged.
 #pragma once
+#include <memory>
 #include <string>
+#include <string_view>
 
 namespace ctp {
 
 // Throws ctp::Error naming the path when the file cannot be read.
 std::string read_file(const std::string& path);
-// Writes `contents` to `path` atomically (temp file + fsync + rename).
-void write_file_atomically(const std::string& path, const std::string& contents);
+
+class OutputSet {
+ public:
+  // The staging directory is made in `staging_parent`, which must be on
+  // the outputs' file system (their common directory).
+  explicit OutputSet(std::string staging_parent);
+  // Without commit(): removes everything staged and the directories this
+  // set created; the outputs are as they were.
+  ~OutputSet();
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+
+  // Creates `dir` and its missing parents (removed again without commit()).
+  void make_directories(const std::string& dir);
+  // Writes `contents` for `path`. An existing `path` must be a regular file
+  // (not a directory, symlink or device: ctp::Error); the new file gets its
+  // mode (and owner, where the process may set it), else 0666 & ~umask.
+  // Thread-safe.
+  void stage(const std::string& path, std::string_view contents);
+  // Renames every staged file into place, or (ctp::Error) none. Catchable
+  // signals are held in the calling thread meanwhile.
+  void commit();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// An OutputSet of one file in its own directory.
+void write_file_atomically(const std::string& path, std::string_view contents);
+
+// For programs (the ctp tool, the sample trainer), not libraries: handlers
+// for the catchable terminating signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+// SIGPIPE, SIGABRT, ...) that remove every OutputSet's staged files, then
+// let the signal end the process as before. Signals set to SIG_IGN stay so.
+void remove_staged_outputs_on_signals();
 
 }  // namespace ctp

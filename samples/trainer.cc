@@ -183,10 +183,12 @@ double accuracy(Worker& w, const MlpPrograms& programs, const ClusterData& data,
 void save_parameters(const TrainerOptions& o, Worker& w, const std::vector<std::string>& params) {
   const std::filesystem::path dir =
       std::filesystem::path(o.save_params_dir) / ("worker" + std::to_string(w.index));
-  std::filesystem::create_directories(dir);
+  OutputSet output(dir.string());  // every parameter of the worker, or none
+  output.make_directories(dir.string());
   for (const std::string& name : params)
-    write_file_atomically((dir / (name + ".npy")).string(),
-                          tensor_to_npy(w.runtime->to_host(w.scope.get(name), w.main->services().comms)));
+    output.stage((dir / (name + ".npy")).string(),
+                 tensor_to_npy(w.runtime->to_host(w.scope.get(name), w.main->services().comms)));
+  output.commit();
 }
 
 // The bytes of the fused buffers coalesce_tensor made in `main` (0 when it

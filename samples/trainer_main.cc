@@ -13,6 +13,7 @@
 #include <stdexcept>
 
 #include "executor/worker_env.h"
+#include "program_ir/atomic_file.h"
 #include "program_ir/error.h"
 #include "samples/trainer.h"
 #include "transpilers/options.h"
@@ -183,6 +184,7 @@ int main(int argc, char** argv) {
                "independent ops of one type (the same results; to compare the two)");
   app.add_option("--save-params", o.save_params_dir,
                  "write each worker's parameters to DIR/worker<i>/<name>.npy");
+  ctp::remove_staged_outputs_on_signals();  // --save-params leaves nothing half-written
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -169,31 +169,25 @@ std::string render(const Program& program, const Emit& emit) {
   return emit.format ? serialize_program(program, *emit.format) : program_to_text(program);
 }
 
-void make_dir(const fs::path& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) throw Error("cannot create directory '" + dir.string() + "': " + ec.message());
-}
-
-void write_pair(const fs::path& dir, const Emit& emit, const std::string& startup,
-                const std::string& main) {
-  make_dir(dir);
-  write_file_atomically((dir / ("startup." + emit.extension)).string(), startup);
-  write_file_atomically((dir / ("main." + emit.extension)).string(), main);
+// Staged only: run_transpile commits every file of the output at once.
+void stage_pair(OutputSet& output, const fs::path& dir, const Emit& emit,
+                const std::string& startup, const std::string& main) {
+  output.make_directories(dir.string());
+  output.stage((dir / ("startup." + emit.extension)).string(), startup);
+  output.stage((dir / ("main." + emit.extension)).string(), main);
 }
 
 // Transpiles once (rank 0), then writes every rank's pair from the shared
 // work: the main program is the same for all ranks and is rendered once; each
 // rank's startup differs only in a few attributes of the communicator ops.
-void write_all_ranks(const Transpiler& transpiler, Program startup, Program main,
-                     const fs::path& out_dir, const Emit& emit) {
+void stage_all_ranks(const Transpiler& transpiler, Program startup, Program main,
+                     OutputSet& output, const fs::path& out_dir, const Emit& emit) {
   const std::size_t original_ops = startup.global_block().op_count();
   transpiler.run(startup, main);
   const std::string main_bytes = render(main, emit);
   const std::vector<std::string>& endpoints = transpiler.collective().endpoints;
   const StartupRankSpecializer specializer(std::move(startup), original_ops, endpoints);
   const int nranks = static_cast<int>(endpoints.size());
-  make_dir(out_dir);
   const unsigned threads =
       std::max(1u, std::min<unsigned>(std::thread::hardware_concurrency(),
                                       static_cast<unsigned>(nranks)));
@@ -205,7 +199,8 @@ void write_all_ranks(const Transpiler& transpiler, Program startup, Program main
       try {
         for (int r = next++; r < nranks; r = next++) {
           const std::string startup_bytes = render(specializer.for_rank(r), emit);
-          write_pair(out_dir / ("rank_" + std::to_string(r)), emit, startup_bytes, main_bytes);
+          stage_pair(output, out_dir / ("rank_" + std::to_string(r)), emit, startup_bytes,
+                     main_bytes);
         }
       } catch (...) {
         errors[t] = std::current_exception();
@@ -223,12 +218,17 @@ void run_transpile(const TranspileArgs& a) {
   const Emit emit = parse_emit(a.emit);
   Program startup = load_program_file(a.startup);
   Program main = load_program_file(a.main);
+  // Every file of the output (every rank's with --all-ranks) or none: a
+  // failure anywhere leaves what was there before.
+  OutputSet output(a.out_dir);
+  output.make_directories(a.out_dir);
   if (a.all_ranks) {
-    write_all_ranks(*transpiler, std::move(startup), std::move(main), a.out_dir, emit);
-    return;
+    stage_all_ranks(*transpiler, std::move(startup), std::move(main), output, a.out_dir, emit);
+  } else {
+    transpiler->run(startup, main);
+    stage_pair(output, a.out_dir, emit, render(startup, emit), render(main, emit));
   }
-  transpiler->run(startup, main);
-  write_pair(a.out_dir, emit, render(startup, emit), render(main, emit));
+  output.commit();
 }
 
 // --nrings' help from each transpiler's ring rules.

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "program_ir/atomic_file.h"
 #include "program_ir/error.h"
 #include "tools/command.h"
 
@@ -36,6 +37,8 @@ int main(int argc, char** argv) {
 #endif
                                         ")");
   app.require_subcommand(1);
+  // A signal in the middle of writing outputs leaves no staged file behind.
+  ctp::remove_staged_outputs_on_signals();
   for (const CommandSetup& setup : command_setups()) setup(app);
   try {
     app.parse(argc, argv);
