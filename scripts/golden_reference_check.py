@@ -28,6 +28,14 @@ where they decide the output:
   * PADDLE_FUSE_ALLREDUCE, PADDLE_LOSS_SCALE and FLAGS_selected_gpus are set
     from options.json (fuse_allreduce, loss_scale, selected_gpus) or unset.
 
+Paddle 3's dialect (ctp transpile --op-dialect paddle3; *.paddle3.expected.txt
+beside each case's expected files) is checked against the reference's output
+with the three ops Paddle's later collective.py writes differently renamed:
+c_broadcast -> broadcast, c_allgather -> all_gather (slots X, Out -> x, out)
+and c_comm_init_all -> comm_init_all (PADDLE3_SPELLING below). Read side by
+side, the two versions of collective.py differ in nothing else that reaches a
+program (the rest is print formatting and the XPU branch).
+
 With --random N --ctp PATH it instead runs N random cases
 (tests/golden/random_cases.py: random programs and options for every mode)
 through both the reference and `ctp transpile`, and requires the same op lines
@@ -60,8 +68,22 @@ import random_cases  # noqa: E402
 ENV_KEYS = {"fuse_allreduce": "PADDLE_FUSE_ALLREDUCE", "loss_scale": "PADDLE_LOSS_SCALE",
             "selected_gpus": "FLAGS_selected_gpus"}
 
+# legacy op -> (Paddle 3 op, {legacy slot: Paddle 3 slot})
+PADDLE3_SPELLING = {"c_broadcast": ("broadcast", {"X": "x", "Out": "out"}),
+                    "c_allgather": ("all_gather", {"X": "x", "Out": "out"}),
+                    "c_comm_init_all": ("comm_init_all", {})}
 
-def run_reference(reference, names, case_dir):
+
+def spell_paddle3(program):
+    """Renames the ops Paddle's later collective.py writes differently."""
+    for op in program.global_block().ops:
+        if op.type in PADDLE3_SPELLING:
+            op.type, slots = PADDLE3_SPELLING[op.type]
+            op.inputs = [(slots.get(k, k), v) for k, v in op.inputs]
+            op.outputs = [(slots.get(k, k), v) for k, v in op.outputs]
+
+
+def run_reference(reference, names, case_dir, dialect="legacy"):
     with open(os.path.join(case_dir, "options.json")) as f:
         options = json.load(f)
     with open(os.path.join(case_dir, "startup.json")) as f:
@@ -94,6 +116,9 @@ def run_reference(reference, names, case_dir):
     with contextlib.redirect_stdout(io.StringIO()):
         t.transpile(startup, main, rank, ",".join(endpoints), current,
                     options.get("wait_port", False))
+    if dialect == "paddle3":
+        spell_paddle3(startup)
+        spell_paddle3(main)
     return ([format_op(op) for op in startup.global_block().ops],
             [format_op(op) for op in main.global_block().ops])
 
@@ -125,13 +150,16 @@ def check_case(reference, names, case_dir):
         return f"the reference raised {type(e).__name__}: {e}"
     if os.path.exists(error_file):
         return f"expected {read_lines(error_file)[0]}, the reference raised nothing"
-    for name, actual in (("startup", startup), ("main", main)):
-        path = os.path.join(case_dir, f"{name}.expected.txt")
-        if not os.path.exists(path):
-            return f"{path} is missing"
-        expected = read_lines(path)
-        if expected != actual:
-            return f"{name}: " + first_difference(expected, actual)
+    for dialect, suffix in (("legacy", ""), ("paddle3", ".paddle3")):
+        if dialect != "legacy":
+            startup, main = run_reference(reference, names, case_dir, dialect)
+        for name, actual in (("startup", startup), ("main", main)):
+            path = os.path.join(case_dir, f"{name}{suffix}.expected.txt")
+            if not os.path.exists(path):
+                return f"{path} is missing"
+            expected = read_lines(path)
+            if expected != actual:
+                return f"{name}{suffix}: " + first_difference(expected, actual)
     return None
 
 
@@ -169,7 +197,8 @@ def random_check(reference, names, args):
                 with open(os.path.join(case_dir, name + ".json"), "w") as f:
                     json.dump(value, f)
             try:
-                want = run_reference(reference, names, case_dir)
+                want = run_reference(reference, names, case_dir,
+                                     options.get("op_dialect", "legacy"))
             except Exception as e:  # noqa: BLE001 - any reference failure must be mirrored
                 want = e
             code, got = run_ctp(args.ctp, case_dir, options, os.path.join(tmp, f"out_{i}"))

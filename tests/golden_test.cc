@@ -46,7 +46,7 @@ struct GoldenOptions {
 };
 
 // options.json: mode, rank, endpoints, and optionally nrings, current_endpoint
-// (default endpoints[rank]) and wait_port; every other key is a setting of the
+// (default endpoints[rank]), wait_port and params (default marked); every other key is a setting of the
 // mode's transpiler, spelled as its flag with '_' for '-' (trans_mode,
 // fuse_allreduce, loss_scale, selected_gpus as FLAGS_selected_gpus spells it).
 // The registry says which keys a mode takes, as it does for `ctp transpile`.
@@ -64,8 +64,11 @@ GoldenOptions parse_options(const fs::path& file) {
   else if (c.rank >= 0 && c.rank < static_cast<int>(c.endpoints.size()))
     c.current_endpoint = c.endpoints[c.rank];
   c.wait_port = j.value("wait_port", false);
+  // The cases are the reference's semantics: marked parameters unless a case
+  // says otherwise (the library's default is auto).
+  c.params = parse_param_source(j.value("params", std::string("marked")));
   static const std::set<std::string> kCollectiveKeys = {
-      "mode", "rank", "endpoints", "nrings", "current_endpoint", "wait_port"};
+      "mode", "rank", "endpoints", "nrings", "current_endpoint", "wait_port", "params"};
   for (const auto& [key, value] : j.items()) {
     if (kCollectiveKeys.count(key)) continue;
     std::string name = key;
@@ -97,9 +100,9 @@ bool updating() {
 
 class Golden : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(Golden, MatchesExpectedOpSequence) {
-  const fs::path dir = golden_dir() / GetParam();
-  const GoldenOptions g = parse_options(dir / "options.json");
+// One dialect of a case: its error, or both programs' op lines against
+// <program><suffix>.expected.txt.
+void check_case(const fs::path& dir, const GoldenOptions& g, const std::string& suffix) {
   Program startup = load_program_file((dir / "startup.json").string());
   Program main = load_program_file((dir / "main.json").string());
   const fs::path error_file = dir / "error.expected.txt";
@@ -118,7 +121,7 @@ TEST_P(Golden, MatchesExpectedOpSequence) {
   for (const auto& [name, program] :
        {std::pair<std::string, const Program*>{"startup", &startup}, {"main", &main}}) {
     const std::string actual = block_ops_to_text(program->global_block());
-    const fs::path expected_file = dir / (name + ".expected.txt");
+    const fs::path expected_file = dir / (name + suffix + ".expected.txt");
     if (updating()) {
       write_file_atomically(expected_file.string(), actual);
       continue;
@@ -128,8 +131,20 @@ TEST_P(Golden, MatchesExpectedOpSequence) {
     const auto want = lines_of(read_file(expected_file.string()));
     const auto got = lines_of(actual);
     for (std::size_t i = 0; i < std::min(want.size(), got.size()); ++i)
-      ASSERT_EQ(got[i], want[i]) << name << " line " << i + 1;
-    ASSERT_EQ(got.size(), want.size()) << name << ": op count";
+      ASSERT_EQ(got[i], want[i]) << name << suffix << " line " << i + 1;
+    ASSERT_EQ(got.size(), want.size()) << name << suffix << ": op count";
+  }
+}
+
+// Each case in both op dialects: the reference's (*.expected.txt) and Paddle
+// 3's (*.paddle3.expected.txt, beside them).
+TEST_P(Golden, MatchesExpectedOpSequence) {
+  const fs::path dir = golden_dir() / GetParam();
+  GoldenOptions g = parse_options(dir / "options.json");
+  for (OpDialect dialect : {OpDialect::kLegacy, OpDialect::kPaddle3}) {
+    SCOPED_TRACE(std::string(to_string(dialect)));
+    g.collective.dialect = dialect;
+    check_case(dir, g, dialect == OpDialect::kLegacy ? "" : ".paddle3");
   }
 }
 

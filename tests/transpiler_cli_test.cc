@@ -123,6 +123,33 @@ TEST_F(TranspilerCli, AllRanksEqualsOneCallPerRank) {
   EXPECT_FALSE(fs::exists(out_ / "rank_4"));
 }
 
+// --params and --op-dialect reach the library; stderr says which parameters
+// were taken and how.
+TEST_F(TranspilerCli, ParamsAndOpDialect) {
+  const std::string base = "--mode grad_allreduce --rank 1 --endpoints " + kEndpoints;
+  ASSERT_EQ(run(base + " --op-dialect paddle3 --emit json"), 0);
+  TranspileOptions o = options(1);
+  o.collective.dialect = OpDialect::kPaddle3;
+  auto [startup, main] = expected(TranspileMode::kGradAllReduce, o);
+  EXPECT_EQ(output("startup.json"), startup);
+  EXPECT_EQ(output("main.json"), main);
+  EXPECT_NE(read_file(out_.string() + ".log")
+                .find("ctp transpile: grad_allreduce: 4 parameters: the vars marked is_parameter"),
+            std::string::npos)
+      << read_file(out_.string() + ".log");
+  fs::remove_all(out_);
+  ASSERT_EQ(run(base + " --params optimizer"), 0);
+  EXPECT_NE(read_file(out_.string() + ".log")
+                .find("4 parameters: the persistable Param inputs of the main program's update "
+                      "ops"),
+            std::string::npos)
+      << read_file(out_.string() + ".log");
+  fs::remove_all(out_);
+  EXPECT_EQ(run(base + " --params some"), 2);
+  EXPECT_EQ(run(base + " --op-dialect paddle2"), 2);
+  EXPECT_FALSE(fs::exists(out_));
+}
+
 TEST_F(TranspilerCli, UsageErrorsExitTwo) {
   const std::string eps = " --endpoints " + kEndpoints;
   EXPECT_EQ(run("--mode grad_allreduce --trans-mode all_gather --rank 0" + eps), 2);

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -48,6 +49,8 @@ struct TranspileArgs {
   std::vector<std::string> endpoints;
   std::optional<std::string> current_endpoint;
   bool wait_port = false;
+  std::string params = "auto";
+  std::string op_dialect = "legacy";
   std::map<std::string, SettingArg> settings;  // by setting name, one per registered flag
   std::string startup;
   std::string main;
@@ -124,6 +127,12 @@ CollectiveOptions build_collective(const TranspileArgs& a) {
   c.endpoints = a.endpoints;
   c.rank = a.all_ranks ? 0 : *a.rank;
   c.wait_port = a.wait_port;
+  try {
+    c.params = parse_param_source(a.params);
+    c.dialect = parse_op_dialect(a.op_dialect);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   if (a.current_endpoint) {
     c.current_endpoint = *a.current_endpoint;
   } else if (c.rank >= 0 && c.rank < static_cast<int>(c.endpoints.size())) {
@@ -180,10 +189,17 @@ void stage_pair(OutputSet& output, const fs::path& dir, const Emit& emit,
 // Transpiles once (rank 0), then writes every rank's pair from the shared
 // work: the main program is the same for all ranks and is rendered once; each
 // rank's startup differs only in a few attributes of the communicator ops.
+// Says on stderr which vars the transpile took as parameters, and how.
+void report(const Transpiler& transpiler, const TranspileReport& report) {
+  if (report.parameters)
+    std::cerr << "ctp transpile: " << transpiler.name() << ": "
+              << describe(*report.parameters, transpiler.collective().params) << "\n";
+}
+
 void stage_all_ranks(const Transpiler& transpiler, Program startup, Program main,
                      OutputSet& output, const fs::path& out_dir, const Emit& emit) {
   const std::size_t original_ops = startup.global_block().op_count();
-  transpiler.run(startup, main);
+  report(transpiler, transpiler.run(startup, main));
   const std::string main_bytes = render(main, emit);
   const std::vector<std::string>& endpoints = transpiler.collective().endpoints;
   const StartupRankSpecializer specializer(std::move(startup), original_ops, endpoints);
@@ -225,7 +241,7 @@ void run_transpile(const TranspileArgs& a) {
   if (a.all_ranks) {
     stage_all_ranks(*transpiler, std::move(startup), std::move(main), output, a.out_dir, emit);
   } else {
-    transpiler->run(startup, main);
+    report(*transpiler, transpiler->run(startup, main));
     stage_pair(output, a.out_dir, emit, render(startup, emit), render(main, emit));
   }
   output.commit();
@@ -288,6 +304,17 @@ const CommandRegistrar kRegistrar([](CLI::App& app) {
   cmd->add_flag("--wait-port", args->wait_port,
                 "accepted for compatibility; ctp never blocks here (the executor's rendezvous "
                 "waits for the other ranks)");
+  cmd->add_option("--params", args->params,
+                  "which vars are parameters (to broadcast and, for local_sgd, snapshot): "
+                  "marked (those marked is_parameter, as the reference), optimizer (the "
+                  "persistable Param inputs of the main program's update ops: saved programs "
+                  "mark none), or auto (default: marked when any var is; stderr says which)")
+      ->check(CLI::IsMember({"marked", "optimizer", "auto"}));
+  cmd->add_option("--op-dialect", args->op_dialect,
+                  "op names to write: legacy (default: c_broadcast, c_allgather, "
+                  "c_comm_init_all, as the reference) or paddle3 (broadcast, all_gather, "
+                  "comm_init_all, as Paddle's later collective.py)")
+      ->check(CLI::IsMember({"legacy", "paddle3"}));
   for (const auto& shared : registry.settings())
     add_setting_flag(cmd, shared, args->settings[shared.setting.name]);
   cmd->add_option("--startup", args->startup, "startup program (protobuf or JSON)")->required();

@@ -1,5 +1,6 @@
 // What every collective transpiler is told about the job, as plain values:
-// where the ranks are and how many rings to use. Each transpiler adds its own
+// where the ranks are, how many rings to use, which vars are parameters and
+// which op names to write. Each transpiler adds its own
 // options struct beside its class (e.g. MultiThreadOptions in multi_thread.h).
 // The library reads no environment variables; `ctp transpile` maps Paddle's
 // PADDLE_FUSE_ALLREDUCE, PADDLE_LOSS_SCALE and FLAGS_selected_gpus onto the
@@ -8,6 +9,9 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "transpilers/op_dialect.h"
+#include "transpilers/parameters.h"
 
 namespace ctp {
 
@@ -24,6 +28,11 @@ struct CollectiveOptions {
   // until all ranks are up, so this flag is kept only to be faithful to the
   // reference's interface and has no effect on the rewritten programs.
   bool wait_port = false;
+  // Which vars are parameters (parameters.h): the marked ones, the update
+  // ops' Param inputs, or (auto) the marked ones when any var is marked.
+  ParamSource params = ParamSource::kAuto;
+  // Which op names the rewrites write (op_dialect.h).
+  OpDialect dialect = OpDialect::kLegacy;
 };
 
 }  // namespace ctp

@@ -40,31 +40,44 @@ void append_communicator_init(Block& block, const CollectiveOptions& options, in
   }
 }
 
-void append_param_broadcast(Block& block, int nrings, std::string_view pass) {
+void append_param_broadcast(Block& block, int nrings, const ParameterSet& parameters,
+                            OpDialect dialect, std::string_view pass) {
+  for (const Var& var : parameters.undeclared)
+    if (!block.has_var(var.name)) block.add_var(var);
+  const OpSpelling broadcast = spell(dialect, "c_broadcast");
   int ring_id = -1;
   std::optional<std::string> last_param;
-  for (const Var& var : block.vars()) {
-    if (!var.is_parameter) continue;
+  for (const std::string& name : parameters.names) {
+    const Var& var = *block.find_var(name);
     last_param = var.name;
     if (var.is_distributed) continue;
     ring_id = (ring_id + 1) % nrings;
-    block.append_op(make_in_place_op("c_broadcast", var.name,
-                                     {{"ring_id", Attribute(ring_id)},
-                                      {"root", Attribute(0)},
-                                      {kOpRoleAttr, Attribute(op_role::kForward)}}));
+    block.append_op(make_op(std::string(broadcast.type), {{std::string(broadcast.input), {var.name}}},
+                            {{std::string(broadcast.output), {var.name}}},
+                            {{"ring_id", Attribute(ring_id)},
+                             {"root", Attribute(0)},
+                             {kOpRoleAttr, Attribute(op_role::kForward)}}));
   }
-  if (!last_param)
-    throw Error(std::string(pass) + ": block " + std::to_string(block.idx) +
-                " declares no parameter, so there is nothing for c_sync_comm_stream to "
-                "name (the reference fails here too, with UnboundLocalError on 'param')");
+  if (!last_param) {
+    const std::string why =
+        parameters.source == ParamSource::kMarked
+            ? "declares no parameter (no var is marked is_parameter; --params optimizer takes "
+              "the update ops' Param inputs)"
+            : "declares no parameter (no var is marked is_parameter, and no update op of the "
+              "main program has a persistable Param input)";
+    throw Error(std::string(pass) + ": block " + std::to_string(block.idx) + " " + why +
+                ", so there is nothing for c_sync_comm_stream to name (the reference fails "
+                "here too, with UnboundLocalError on 'param')");
+  }
   for (int r = 0; r < nrings; ++r)
     block.append_op(make_in_place_op(
         "c_sync_comm_stream", *last_param,
         {{"ring_id", Attribute(r)}, {kOpRoleAttr, Attribute(op_role::kForward)}}));
 }
 
-void append_comm_init_all(Block& block) {
-  block.append_op(make_op("c_comm_init_all", {}, {}, {{"ring_id", Attribute(0)}}));
+void append_comm_init_all(Block& block, OpDialect dialect) {
+  block.append_op(
+      make_op(std::string(spell(dialect, "c_comm_init_all").type), {}, {}, {{"ring_id", Attribute(0)}}));
 }
 
 void insert_loss_grad_scale(Block& block, float scale, std::string_view pass) {

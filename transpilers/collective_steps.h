@@ -12,7 +12,9 @@
 #include "program_ir/block.h"
 #include "transpilers/collective_options.h"
 #include "transpilers/name_generator.h"
+#include "transpilers/op_dialect.h"
 #include "transpilers/op_walk.h"
+#include "transpilers/parameters.h"
 #include "transpilers/rewrite_support.h"
 
 namespace ctp {
@@ -23,14 +25,18 @@ namespace ctp {
 void append_communicator_init(Block& block, const CollectiveOptions& options, int ring_id,
                               bool multitrainer, NameGenerator& names, std::string_view pass);
 
-// Collective._broadcast_params: c_broadcast of every non-distributed parameter
-// (declaration order, rings alternating), then one c_sync_comm_stream per ring
-// naming the last parameter seen, distributed or not. Throws when the block has
-// no parameter at all (the reference fails there with UnboundLocalError).
-void append_param_broadcast(Block& block, int nrings, std::string_view pass);
+// Collective._broadcast_params: c_broadcast (paddle3: broadcast, slots x and
+// out) of every non-distributed parameter in the set's order, rings
+// alternating, then one c_sync_comm_stream per ring naming the last parameter,
+// distributed or not. Parameters the block does not declare are declared first
+// (parameters.undeclared). Throws when there is no parameter at all (the
+// reference fails there with UnboundLocalError).
+void append_param_broadcast(Block& block, int nrings, const ParameterSet& parameters,
+                            OpDialect dialect, std::string_view pass);
 
-// c_comm_init_all {ring_id: 0} (SingleProcessMultiThread and MultiThread on one node).
-void append_comm_init_all(Block& block);
+// c_comm_init_all {ring_id: 0} (paddle3: comm_init_all), for
+// SingleProcessMultiThread and MultiThread on one node.
+void append_comm_init_all(Block& block, OpDialect dialect);
 
 // GradAllReduce._insert_scale_loss_grad_ops: a scale op (FLOAT `scale`) right
 // after every op whose role is Backward|Loss, on its first output.

@@ -28,7 +28,8 @@ void rewrite_collective_startup(const Transpiler& transpiler, Program& startup,
   for (int ring_id = 0; ring_id < nrings; ++ring_id)
     append_communicator_init(block, transpiler.collective(), ring_id, /*multitrainer=*/false,
                              context.names, context.pass);
-  append_param_broadcast(block, nrings, context.pass);
+  append_param_broadcast(block, nrings, *context.parameters, transpiler.collective().dialect,
+                         context.pass);
 }
 
 void GradAllReduceTranspiler::rewrite_startup(Program& startup,

@@ -31,6 +31,7 @@ class GradAllReduceTranspiler final : public Transpiler {
       : Transpiler(std::move(collective), kRings), options_(options) {}
   std::string_view name() const override { return "grad_allreduce"; }
   const GradAllReduceOptions& options() const { return options_; }
+  bool uses_parameters() const override { return true; }
 
  private:
   void check_own_options() const override;
@@ -46,7 +47,8 @@ class GradAllReduceTranspiler final : public Transpiler {
 TranspilerRegistration grad_allreduce_registration();
 
 // Collective._transpile_startup_program (GradAllReduce, LocalSGD): one
-// communicator per ring, then the parameter broadcast from rank 0.
+// communicator per ring, then the parameter broadcast from rank 0 (of
+// context.parameters, which must be set).
 void rewrite_collective_startup(const Transpiler& transpiler, Program& startup,
                                 const RewriteContext& context);
 

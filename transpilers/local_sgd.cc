@@ -14,8 +14,8 @@ void LocalSgdTranspiler::rewrite_startup(Program& startup, const RewriteContext&
   rewrite_collective_startup(*this, startup, context);
   Block& block = startup.global_block();
   std::vector<const Var*> params;
-  for (const Var& var : block.vars())
-    if (var.is_parameter && !var.is_distributed) params.push_back(&var);
+  for (const std::string& name : context.parameters->names)
+    if (const Var* var = block.find_var(name); var && !var->is_distributed) params.push_back(var);
   for (const Var* param : params) {
     // No dtype: the reference passes none here (unlike in the main program).
     const Var& snapshot = create_var(block,

@@ -16,6 +16,7 @@ class LocalSgdTranspiler final : public Transpiler {
   explicit LocalSgdTranspiler(CollectiveOptions collective)
       : Transpiler(std::move(collective), kRings) {}
   std::string_view name() const override { return "local_sgd"; }
+  bool uses_parameters() const override { return true; }
 
  private:
   // The collective startup, then a "<param>@SNAPSHOT" copy of every

@@ -19,7 +19,7 @@ std::string allgather_name(const std::string& param) { return param + "_allgathe
 // MultiThread._insert_allgather_ops: GradAllReduce's allreduce walk with each
 // grad gathered into "<param>_allgather" ([ranks, *param.shape]). The var is
 // declared for distributed params too, and then never used.
-void insert_grad_allgather(Block& block, int nrings, int allgather_ranks,
+void insert_grad_allgather(Block& block, int nrings, int allgather_ranks, OpDialect dialect,
                            std::string_view pass) {
   GradCollective allgather;
   allgather.on_param = [&](const ParamGrad& pair, const Var& param) {
@@ -33,8 +33,10 @@ void insert_grad_allgather(Block& block, int nrings, int allgather_ranks,
                           .stop_gradient = true},
                pass);
   };
+  const OpSpelling spelling = spell(dialect, "c_allgather");
   allgather.make_op = [&](const ParamGrad& pair, const Var& grad, int ring_id) {
-    return make_op("c_allgather", {{"X", {grad.name}}}, {{"Out", {allgather_name(pair.param)}}},
+    return make_op(std::string(spelling.type), {{std::string(spelling.input), {grad.name}}},
+                   {{std::string(spelling.output), {allgather_name(pair.param)}}},
                    {{"nranks", Attribute(allgather_ranks)},
                     {"ring_id", Attribute(ring_id)},
                     {kOpRoleAttr, Attribute(op_role::kBackward)}});
@@ -182,7 +184,7 @@ void MultiThreadTranspiler::rewrite_startup(Program& startup,
       append_communicator_init(block, collective(), ring_id, /*multitrainer=*/true,
                                context.names, context.pass);
   } else {
-    append_comm_init_all(block);
+    append_comm_init_all(block, collective().dialect);
   }
 }
 
@@ -193,7 +195,7 @@ void MultiThreadTranspiler::rewrite_main(Program& main, const RewriteContext& co
   switch (options_.trans_mode) {
     case MultiThreadTransMode::kAllGather: {
       const int allgather_ranks = nranks * options_.gpu_num;
-      insert_grad_allgather(block, nrings(), allgather_ranks, context.pass);
+      insert_grad_allgather(block, nrings(), allgather_ranks, collective().dialect, context.pass);
       split_adam_ops(block, allgather_ranks, context.pass);
       break;
     }

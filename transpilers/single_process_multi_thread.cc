@@ -92,7 +92,7 @@ void SingleProcessMultiThreadTranspiler::rewrite_startup(Program& startup,
       append_communicator_init(block, collective(), ring_id, /*multitrainer=*/true,
                                context.names, context.pass);
   } else {
-    append_comm_init_all(block);
+    append_comm_init_all(block, collective().dialect);
   }
 }
 

@@ -28,14 +28,14 @@ std::unique_ptr<Transpiler> make_transpiler(TranspileMode mode, const TranspileO
   return nullptr;
 }
 
-void transpile(TranspileMode mode, const TranspileOptions& options, Program& startup,
-               Program& main) {
-  make_transpiler(mode, options)->run(startup, main);
+TranspileReport transpile(TranspileMode mode, const TranspileOptions& options, Program& startup,
+                          Program& main) {
+  return make_transpiler(mode, options)->run(startup, main);
 }
 
-void transpile(std::string_view name, const CollectiveOptions& collective,
-               const TranspilerSettings& settings, Program& startup, Program& main) {
-  builtin_transpilers().create(name, collective, settings)->run(startup, main);
+TranspileReport transpile(std::string_view name, const CollectiveOptions& collective,
+                          const TranspilerSettings& settings, Program& startup, Program& main) {
+  return builtin_transpilers().create(name, collective, settings)->run(startup, main);
 }
 
 }  // namespace ctp

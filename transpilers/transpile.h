@@ -23,12 +23,13 @@ namespace ctp {
 // options.grad_allreduce asks for buckets in another mode.
 std::unique_ptr<Transpiler> make_transpiler(TranspileMode mode, const TranspileOptions& options);
 
-// Rewrites both programs in place (Transpiler::run). Throws ctp::Error (and
-// leaves the programs untouched) when the options are invalid; an error found
-// while rewriting (e.g. an undeclared var) may leave them partly rewritten.
-void transpile(TranspileMode mode, const TranspileOptions& options, Program& startup,
-               Program& main);
-void transpile(std::string_view name, const CollectiveOptions& collective,
-               const TranspilerSettings& settings, Program& startup, Program& main);
+// Rewrites both programs in place (Transpiler::run) and says which vars it
+// took as parameters. Throws ctp::Error (and leaves the programs untouched)
+// when the options are invalid; an error found while rewriting (e.g. an
+// undeclared var) may leave them partly rewritten.
+TranspileReport transpile(TranspileMode mode, const TranspileOptions& options, Program& startup,
+                          Program& main);
+TranspileReport transpile(std::string_view name, const CollectiveOptions& collective,
+                          const TranspilerSettings& settings, Program& startup, Program& main);
 
 }  // namespace ctp

@@ -9,12 +9,14 @@
 //   t.run(startup, main);  // both programs in place
 #pragma once
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "program_ir/program.h"
 #include "transpilers/collective_options.h"
 #include "transpilers/name_generator.h"
+#include "transpilers/parameters.h"
 #include "transpilers/pass.h"
 
 namespace ctp {
@@ -32,6 +34,15 @@ struct RingRules {
 struct RewriteContext {
   NameGenerator& names;
   std::string_view pass;
+  // The startup rewrite of a transpiler that uses_parameters(): which vars are
+  // parameters (CollectiveOptions::params). Null otherwise.
+  const ParameterSet* parameters = nullptr;
+};
+
+// What a run found out that its caller may want to say.
+struct TranspileReport {
+  // Set when the transpiler uses_parameters(): which vars it took, and how.
+  std::optional<ParameterSet> parameters;
 };
 
 class Transpiler {
@@ -55,10 +66,16 @@ class Transpiler {
   // (check_own_options). The CLI reports a failure here as a usage error.
   void check_options() const;
 
+  // Whether the startup rewrite reads the parameters (to broadcast or copy
+  // them): then they are found per CollectiveOptions::params.
+  virtual bool uses_parameters() const { return false; }
+
   // The two rewrites as passes named "<name> startup" and "<name> main"; each
   // runs check() first. They refer to this transpiler: keep it alive while
-  // they run.
-  std::unique_ptr<ProgramPass> startup_pass(NameGenerator& names) const;
+  // they run. The startup pass finds the parameters in the program it
+  // rewrites and in `main` (ParamSource::kOptimizer needs it).
+  std::unique_ptr<ProgramPass> startup_pass(NameGenerator& names,
+                                            const Program* main = nullptr) const;
   std::unique_ptr<ProgramPass> main_pass(NameGenerator& names) const;
 
   // check(), then the startup pass on `startup` and the main pass on `main`,
@@ -66,7 +83,7 @@ class Transpiler {
   // reference's single transpile() does. An option error leaves both programs
   // untouched; an error found while rewriting (e.g. an undeclared var) may
   // leave them partly rewritten.
-  void run(Program& startup, Program& main) const;
+  TranspileReport run(Program& startup, Program& main) const;
 
   // "transpile <name>: ", the start of every option error.
   std::string error_prefix() const;

@@ -124,17 +124,19 @@ def random_options(rng):
             opts["loss_scale"] = rng.randint(0, 1)
     if mode in ("single_process_multi_thread", "multi_thread") and rng.random() < 0.7:
         opts["selected_gpus"] = ",".join(str(i) for i in range(rng.randint(1, 4)))
+    opts["op_dialect"] = rng.choice(["legacy", "paddle3"])
     return opts
 
 
 def cli_arguments(opts):
     """`ctp transpile` flags for a case's options."""
+    # The reference takes the parameters marked is_parameter.
     args = ["--mode", opts["mode"], "--rank", str(opts["rank"]),
             "--endpoints", ",".join(opts["endpoints"]),
-            "--current-endpoint", opts["current_endpoint"]]
+            "--current-endpoint", opts["current_endpoint"], "--params", "marked"]
     for key, flag in (("nrings", "--nrings"), ("trans_mode", "--trans-mode"),
                       ("fuse_allreduce", "--fuse-allreduce"), ("loss_scale", "--loss-scale"),
-                      ("selected_gpus", "--selected-gpus")):
+                      ("selected_gpus", "--selected-gpus"), ("op_dialect", "--op-dialect")):
         if key in opts:
             args += [flag, str(opts[key])]
     return args
