@@ -13,7 +13,7 @@ const std::set<std::string, std::less<>>& collective_types() {
   static const std::set<std::string, std::less<>> types = {
       "c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod",
       "c_allreduce_xsum", "c_broadcast", "c_allgather", "c_reducescatter", "c_reduce_sum",
-      "c_reduce_max", "c_reduce_min", "c_reduce_prod", "allreduce", "broadcast"};
+      "c_reduce_max", "c_reduce_min", "c_reduce_prod", "allreduce", "broadcast", "all_gather"};
   return types;
 }
 
@@ -114,6 +114,7 @@ CollectiveSchedule collective_schedule(const Block& block) {
     c.ring_id = static_cast<int>(int_attr_or(op, "ring_id", 0));
     if (op.type == "c_broadcast" || op.type == "broadcast") c.root = static_cast<int>(int_attr_or(op, "root", 0));
     const std::vector<std::string>* xs = op.input("X");
+    if (!xs) xs = op.input("x");  // Paddle 3's broadcast and all_gather
     if (!xs || xs->empty()) {
       c.numel = 0;
     } else {

@@ -50,6 +50,7 @@ void transpile_programs(const TrainerOptions& o, int threads, MlpPrograms& p) {
   t.single_process_multi_thread.gpu_nums = threads;
   t.multi_thread.gpu_num = threads;
   t.multi_thread.trans_mode = parse_multi_thread_trans_mode(o.trans_mode);
+  t.collective.dialect = parse_op_dialect(o.op_dialect);
   transpile(parse_transpile_mode(o.mode), t, p.startup, p.main);
 }
 
@@ -234,6 +235,7 @@ void check_trainer_options(const TrainerOptions& o) {
   } else {
     parse_transpile_mode(o.mode);  // throws for an unknown mode
     parse_multi_thread_trans_mode(o.trans_mode);  // and for an unknown --trans-mode
+    parse_op_dialect(o.op_dialect);               // and --op-dialect
     if (threads > 1 && !is_single_process_mode(o.mode))
       throw Error("mode '" + o.mode + "' runs one device per process; --threads " +
                   std::to_string(threads) + " needs single_process_multi_thread or multi_thread");
@@ -292,6 +294,8 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
         << "data: " << o.samples << " samples in " << o.model.classes
         << " Gaussian clusters; global batch " << o.global_batch << " (" << o.global_batch / workers
         << " per worker); " << o.steps << " steps\n";
+    if (o.mode != "none" && o.op_dialect != "legacy")
+      out << "op dialect " << o.op_dialect << ": the transpiled programs use Paddle 3's op names\n";
     if (o.mode == "multi_thread" && threads > 1)
       out << "note: multi_thread scales the loss gradient by the number of processes only (as "
              "the reference), so device threads add up their gradients\n";

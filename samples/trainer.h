@@ -36,6 +36,7 @@ struct TrainerOptions {
   int fuse_allreduce = 1;                    // single_process_multi_thread
   int64_t bucket_bytes = 0;                  // grad_allreduce: 0 one call per gradient
   std::string trans_mode = "fuse_all_reduce";  // multi_thread
+  std::string op_dialect = "legacy";  // the transpile's op names: legacy or paddle3
 
   // This process among the job's processes (from the launcher's variables).
   int rank = 0;

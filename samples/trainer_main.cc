@@ -159,6 +159,11 @@ int main(int argc, char** argv) {
                  "gradient, as the reference)");
   app.add_option("--trans-mode", o.trans_mode,
                  "multi_thread: fuse_all_reduce, all_gather or all_reduce")->capture_default_str();
+  app.add_option("--op-dialect", o.op_dialect,
+                 "op names of the transpiled programs: legacy (c_broadcast, c_allgather, "
+                 "c_comm_init_all) or paddle3 (broadcast, all_gather, comm_init_all)")
+      ->check(CLI::IsMember({"legacy", "paddle3"}))
+      ->capture_default_str();
   app.add_option("--dtype", a.dtype, "fp32 or fp64")->check(CLI::IsMember({"fp32", "fp64"}))
       ->capture_default_str();
   app.add_option("--amp", a.amp,

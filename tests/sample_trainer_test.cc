@@ -142,6 +142,36 @@ TEST(SampleTrainer, MultiThreadSumsGradientsOverThreads) {
   ASSERT_EQ(gathered.exit_code, 0) << gathered.output;  // workers stay identical
 }
 
+// Paddle 3's op names (ctp transpile --op-dialect paddle3: broadcast,
+// all_gather, comm_init_all) run on the kernels of the reference's: the same
+// program trains to the very same parameters in both dialects.
+TEST(SampleTrainer, Paddle3DialectTrainsToTheSameParameters) {
+  const std::string common = std::string(kSmall) + " --steps 6";
+  struct Run {
+    std::string args;
+    int processes;
+  };
+  std::vector<Run> runs = {
+      // comm_init_all, all_gather (2 device threads)
+      {"--mode multi_thread --optimizer adam --trans-mode all_gather", 1},
+      // comm_init_all, one coalesced allreduce
+      {"--mode single_process_multi_thread", 1},
+  };
+  // broadcast: workers start apart and only the startup broadcast joins them.
+  if (have_gloo()) runs.push_back({"--mode grad_allreduce --distinct-init true", 2});
+  for (const Run& r : runs) {
+    SCOPED_TRACE(r.args);
+    const Training legacy = train(r.args + common, r.processes);
+    const Training paddle3 = train(r.args + " --op-dialect paddle3" + common, r.processes);
+    ASSERT_EQ(legacy.exit_code, 0) << legacy.output;
+    ASSERT_EQ(paddle3.exit_code, 0) << paddle3.output;
+    EXPECT_NE(paddle3.output.find("op dialect paddle3"), std::string::npos) << paddle3.output;
+    ASSERT_EQ(paddle3.workers.size(), legacy.workers.size());
+    expect_parameters_near(paddle3, legacy.workers[0], 0.0);
+  }
+  if (!have_gloo()) GTEST_SKIP() << "built without Gloo: the broadcast run was left out";
+}
+
 TEST(SampleTrainer, FusedCopiesHappenOnlyOnTheFirstStep) {
   const Training once = train(std::string("--mode single_process_multi_thread") + kSmall + " --steps 1");
   const Training many = train(std::string("--mode single_process_multi_thread") + kSmall + " --steps 30");

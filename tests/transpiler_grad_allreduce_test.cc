@@ -130,8 +130,12 @@ TEST(TranspilerGradAllReduce, StartupInitialisesEachRingThenBroadcasts) {
 TEST(TranspilerGradAllReduce, StartupWithoutParametersFailsLikeTheReference) {
   Program startup = Program::with_global_block();
   Program main = build_main(ModelSpec{});
+  // The reference's rule (the default, auto, would take the update ops'
+  // Param inputs and declare them: TranspilerParams.*).
+  TranspileOptions o = options_for(2, 0);
+  o.collective.params = ParamSource::kMarked;
   try {
-    transpile(TranspileMode::kGradAllReduce, options_for(2, 0), startup, main);
+    transpile(TranspileMode::kGradAllReduce, o, startup, main);
     FAIL() << "expected ctp::Error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no parameter"), std::string::npos) << e.what();

@@ -23,6 +23,16 @@ std::vector<std::string> strings_attr(KernelContext& ctx, std::string_view name,
                                       bool optional = false);
 std::vector<int64_t> ints_attr(KernelContext& ctx, std::string_view name);
 
+// The slots of a collective with one input and one output. The reference's
+// c_ ops name them X and Out; Paddle 3's broadcast and all_gather name them x
+// and out. One kernel serves both spellings, registered under each name.
+struct CollectiveSlots {
+  std::string_view in;
+  std::string_view out;
+};
+inline constexpr CollectiveSlots kLegacySlots{"X", "Out"};
+inline constexpr CollectiveSlots kPaddle3Slots{"x", "out"};
+
 // The run's communicator manager; throws when the run has none.
 CommunicatorManager& comms(KernelContext& ctx);
 // The communicator of the op's ring_id attribute (default 0).

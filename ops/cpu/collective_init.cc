@@ -135,7 +135,8 @@ void c_comm_init_multitrainer(KernelContext& ctx) {
                static_cast<int>(int_attr(ctx, "ring_id", 0)));
 }
 
-// c_comm_init_all: a ring among the device threads of this process.
+// c_comm_init_all (Paddle 3: comm_init_all): a ring among the device threads
+// of this process.
 void c_comm_init_all(KernelContext& ctx) {
   CommunicatorManager& m = comms(ctx);
   int ring_id = static_cast<int>(int_attr(ctx, "ring_id", 0));
@@ -158,5 +159,6 @@ CTP_REGISTER_KERNEL(c_gen_nccl_id, CPU, c_gen_nccl_id);
 CTP_REGISTER_KERNEL(c_comm_init, CPU, c_comm_init);
 CTP_REGISTER_KERNEL(c_comm_init_multitrainer, CPU, c_comm_init_multitrainer);
 CTP_REGISTER_KERNEL(c_comm_init_all, CPU, c_comm_init_all);
+CTP_REGISTER_KERNEL(comm_init_all, CPU, c_comm_init_all);  // Paddle 3's name
 
 }  // namespace ctp

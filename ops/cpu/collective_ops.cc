@@ -8,7 +8,10 @@
 namespace ctp {
 namespace {
 
+using collective::CollectiveSlots;
 using collective::int_attr;
+using collective::kLegacySlots;
+using collective::kPaddle3Slots;
 using collective::out_like_input;
 using collective::ring;
 
@@ -16,14 +19,15 @@ std::string arg(KernelContext& ctx, std::string_view slot, std::size_t i = 0) {
   return "'" + ctx.input_names(slot).at(i) + "'";
 }
 
-void c_broadcast(KernelContext& ctx) {
+// c_broadcast (slots X, Out) and Paddle 3's broadcast (x, out).
+void broadcast_kernel(KernelContext& ctx, CollectiveSlots slots) {
   Communicator& comm = ring(ctx);
-  Tensor& out = out_like_input(ctx);
+  Tensor& out = out_like_input(ctx, 0, slots.in, slots.out);
   int root = static_cast<int>(int_attr(ctx, "root", 0));
   try {
     comm.broadcast(out, root);
   } catch (const Error& e) {
-    throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
+    throw Error(ctx.where() + std::string(slots.in) + "=" + arg(ctx, slots.in) + ": " + e.what());
   }
 }
 
@@ -52,9 +56,10 @@ void c_allreduce_xsum(KernelContext& ctx) {
   }
 }
 
-void c_allgather(KernelContext& ctx) {
+// c_allgather (slots X, Out) and Paddle 3's all_gather (x, out).
+void all_gather_kernel(KernelContext& ctx, CollectiveSlots slots) {
   Communicator& comm = ring(ctx);
-  const Tensor& x = ctx.input("X");
+  const Tensor& x = ctx.input(slots.in);
   int64_t nranks = int_attr(ctx, "nranks", comm.size());
   if (nranks != comm.size())
     throw Error(ctx.where() + "attribute nranks=" + std::to_string(nranks) + " but ring " +
@@ -64,16 +69,16 @@ void c_allgather(KernelContext& ctx) {
   shape[0] *= nranks;
   // X may be Out (in place); gather from a snapshot then.
   Tensor input = x;
-  if (ctx.output_names("Out").at(0) == ctx.input_names("X").at(0)) {
+  if (ctx.output_names(slots.out).at(0) == ctx.input_names(slots.in).at(0)) {
     input = Tensor(x.dtype(), x.shape());
     std::memcpy(input.raw_data(), x.raw_data(), x.bytes());
   }
-  Tensor& out = ctx.output("Out");
+  Tensor& out = ctx.output(slots.out);
   out.resize(x.dtype(), shape);
   try {
     comm.all_gather(input, out);
   } catch (const Error& e) {
-    throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
+    throw Error(ctx.where() + std::string(slots.in) + "=" + arg(ctx, slots.in) + ": " + e.what());
   }
 }
 
@@ -89,13 +94,17 @@ void c_sync_stream(KernelContext& ctx) {
 
 }  // namespace
 
-CTP_REGISTER_KERNEL(c_broadcast, CPU, c_broadcast);
+CTP_REGISTER_KERNEL(c_broadcast, CPU, [](KernelContext& c) { broadcast_kernel(c, kLegacySlots); });
+CTP_REGISTER_KERNEL(broadcast, CPU, [](KernelContext& c) { broadcast_kernel(c, kPaddle3Slots); });
 CTP_REGISTER_KERNEL(c_allreduce_sum, CPU, c_allreduce<ReduceOp::Sum>);
 CTP_REGISTER_KERNEL(c_allreduce_max, CPU, c_allreduce<ReduceOp::Max>);
 CTP_REGISTER_KERNEL(c_allreduce_min, CPU, c_allreduce<ReduceOp::Min>);
 CTP_REGISTER_KERNEL(c_allreduce_prod, CPU, c_allreduce<ReduceOp::Prod>);
 CTP_REGISTER_KERNEL(c_allreduce_xsum, CPU, c_allreduce_xsum);
-CTP_REGISTER_KERNEL(c_allgather, CPU, c_allgather);
+CTP_REGISTER_KERNEL(c_allgather, CPU,
+                    [](KernelContext& c) { all_gather_kernel(c, kLegacySlots); });
+CTP_REGISTER_KERNEL(all_gather, CPU,
+                    [](KernelContext& c) { all_gather_kernel(c, kPaddle3Slots); });
 CTP_REGISTER_KERNEL(c_sync_calc_stream, CPU, c_sync_stream);
 CTP_REGISTER_KERNEL(c_sync_comm_stream, CPU, c_sync_stream);
 

@@ -101,7 +101,8 @@ void c_comm_init_multitrainer(KernelContext& ctx) {
             static_cast<int>(int_attr(ctx, "ring_id", 0)));
 }
 
-// c_comm_init_all: one NCCL ring over the GPUs of this process, one device
+// c_comm_init_all (Paddle 3: comm_init_all): one NCCL ring over the GPUs of
+// this process, one device
 // thread each. Local rank 0 makes the id and hands it to the other threads;
 // each thread then joins (the threads' ncclCommInitRank calls run
 // concurrently, which NCCL requires of a ring spread over threads).
@@ -145,5 +146,6 @@ CTP_REGISTER_KERNEL(c_gen_nccl_id, CUDA, c_gen_nccl_id);
 CTP_REGISTER_KERNEL(c_comm_init, CUDA, c_comm_init);
 CTP_REGISTER_KERNEL(c_comm_init_multitrainer, CUDA, c_comm_init_multitrainer);
 CTP_REGISTER_KERNEL(c_comm_init_all, CUDA, c_comm_init_all);
+CTP_REGISTER_KERNEL(comm_init_all, CUDA, c_comm_init_all);  // Paddle 3's name
 
 }  // namespace ctp

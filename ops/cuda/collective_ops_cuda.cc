@@ -16,7 +16,10 @@
 namespace ctp {
 namespace {
 
+using collective::CollectiveSlots;
 using collective::int_attr;
+using collective::kLegacySlots;
+using collective::kPaddle3Slots;
 
 struct Placement {
   NcclCommunicator* comm;
@@ -39,10 +42,11 @@ std::string arg(KernelContext& ctx, std::string_view slot, std::size_t i = 0) {
 
 // Out of an op whose output has X's dtype and shape: X itself when the op
 // works in place (no Out, or Out names X's var).
-Tensor& out_for(KernelContext& ctx, Tensor& x, std::size_t i = 0) {
-  const auto& outs = ctx.output_names("Out");
-  if (outs.empty() || outs.at(i) == ctx.input_names("X").at(i)) return x;
-  return cuda::device_output(ctx, "Out", i, x.dtype(), x.shape());
+Tensor& out_for(KernelContext& ctx, Tensor& x, std::size_t i = 0,
+                CollectiveSlots slots = kLegacySlots) {
+  const auto& outs = ctx.output_names(slots.out);
+  if (outs.empty() || outs.at(i) == ctx.input_names(slots.in).at(i)) return x;
+  return cuda::device_output(ctx, slots.out, i, x.dtype(), x.shape());
 }
 
 template <ReduceOp Op>
@@ -57,14 +61,15 @@ void c_allreduce(KernelContext& ctx) {
   }
 }
 
-void c_broadcast(KernelContext& ctx) {
+// c_broadcast (slots X, Out) and Paddle 3's broadcast (x, out).
+void broadcast_kernel(KernelContext& ctx, CollectiveSlots slots) {
   Placement p = place(ctx);
-  Tensor& x = cuda::device_input(ctx, "X");
-  Tensor& out = out_for(ctx, x);
+  Tensor& x = cuda::device_input(ctx, slots.in);
+  Tensor& out = out_for(ctx, x, 0, slots);
   try {
     p.comm->broadcast(x, out, static_cast<int>(int_attr(ctx, "root", 0)), p.stream);
   } catch (const Error& e) {
-    throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
+    throw Error(ctx.where() + std::string(slots.in) + "=" + arg(ctx, slots.in) + ": " + e.what());
   }
 }
 
@@ -90,9 +95,10 @@ void c_allreduce_xsum(KernelContext& ctx) {
   }
 }
 
-void c_allgather(KernelContext& ctx) {
+// c_allgather (slots X, Out) and Paddle 3's all_gather (x, out).
+void all_gather_kernel(KernelContext& ctx, CollectiveSlots slots) {
   Placement p = place(ctx);
-  Tensor& x = cuda::device_input(ctx, "X");
+  Tensor& x = cuda::device_input(ctx, slots.in);
   int64_t nranks = int_attr(ctx, "nranks", p.comm->size());
   if (nranks != p.comm->size())
     throw Error(ctx.where() + "attribute nranks=" + std::to_string(nranks) + " but ring " +
@@ -102,11 +108,11 @@ void c_allgather(KernelContext& ctx) {
   if (shape.empty()) shape.push_back(1);
   shape[0] *= nranks;
   Tensor input = x;  // keeps X's buffer alive if Out replaces X's tensor
-  Tensor& out = cuda::device_output(ctx, "Out", 0, x.dtype(), shape);
+  Tensor& out = cuda::device_output(ctx, slots.out, 0, x.dtype(), shape);
   try {
     p.comm->all_gather(input, out, p.stream);
   } catch (const Error& e) {
-    throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
+    throw Error(ctx.where() + std::string(slots.in) + "=" + arg(ctx, slots.in) + ": " + e.what());
   }
 }
 
@@ -122,13 +128,17 @@ void c_sync_comm_stream(KernelContext& ctx) {
 
 }  // namespace
 
-CTP_REGISTER_KERNEL(c_broadcast, CUDA, c_broadcast);
+CTP_REGISTER_KERNEL(c_broadcast, CUDA, [](KernelContext& c) { broadcast_kernel(c, kLegacySlots); });
+CTP_REGISTER_KERNEL(broadcast, CUDA, [](KernelContext& c) { broadcast_kernel(c, kPaddle3Slots); });
 CTP_REGISTER_KERNEL(c_allreduce_sum, CUDA, c_allreduce<ReduceOp::Sum>);
 CTP_REGISTER_KERNEL(c_allreduce_max, CUDA, c_allreduce<ReduceOp::Max>);
 CTP_REGISTER_KERNEL(c_allreduce_min, CUDA, c_allreduce<ReduceOp::Min>);
 CTP_REGISTER_KERNEL(c_allreduce_prod, CUDA, c_allreduce<ReduceOp::Prod>);
 CTP_REGISTER_KERNEL(c_allreduce_xsum, CUDA, c_allreduce_xsum);
-CTP_REGISTER_KERNEL(c_allgather, CUDA, c_allgather);
+CTP_REGISTER_KERNEL(c_allgather, CUDA,
+                    [](KernelContext& c) { all_gather_kernel(c, kLegacySlots); });
+CTP_REGISTER_KERNEL(all_gather, CUDA,
+                    [](KernelContext& c) { all_gather_kernel(c, kPaddle3Slots); });
 CTP_REGISTER_KERNEL(c_sync_calc_stream, CUDA, c_sync_calc_stream);
 CTP_REGISTER_KERNEL(c_sync_comm_stream, CUDA, c_sync_comm_stream);
 

@@ -6,8 +6,17 @@
 namespace ctp::defs {
 namespace {
 
-void infer_allgather(InferContext& ctx) {
-  const Var& x = ctx.input("X");
+// The reference's c_ ops name their slots X and Out; Paddle 3's broadcast and
+// all_gather name them x and out. Their rules are the same.
+struct Slots {
+  const char* in;
+  const char* out;
+};
+constexpr Slots kLegacy{"X", "Out"};
+constexpr Slots kPaddle3{"x", "out"};
+
+void infer_allgather(InferContext& ctx, Slots slots) {
+  const Var& x = ctx.input(slots.in);
   const int64_t nranks = ctx.int_attr("nranks");
   // Paddle asks for >= 2; one rank is allowed here so that a program
   // transpiled for a single worker still infers.
@@ -15,7 +24,7 @@ void infer_allgather(InferContext& ctx) {
   // A 0-D input gathers into a vector (Paddle stacks rather than concatenates).
   Shape out = x.shape.empty() ? Shape{nranks} : x.shape;
   if (!x.shape.empty()) out[0] = out[0] < 0 ? -1 : out[0] * nranks;
-  ctx.set_output("Out", out, x.dtype);
+  ctx.set_output(slots.out, out, x.dtype);
 }
 
 void infer_same_as_input(InferContext& ctx) { ctx.pass_through("X", "Out"); }
@@ -44,10 +53,10 @@ void add_collective_op_defs(OpRegistry& r) {
               {},
               {required("ntrainers", AttrType::INT), required("trainer_id", AttrType::INT),
                attr("devices", ints({})), attr("ring_id", Attribute(int32_t{0}))}});
-  add_def(r, {"c_comm_init_all",
-              {},
-              {},
-              {attr("devices", ints({})), attr("ring_id", Attribute(int32_t{0}))}});
+  // c_comm_init_all; Paddle 3 calls it comm_init_all.
+  for (const char* type : {"c_comm_init_all", "comm_init_all"})
+    add_def(r, {type, {}, {}, {attr("devices", ints({})), attr("ring_id", Attribute(int32_t{0}))}});
+  // c_broadcast; Paddle 3's broadcast has slots x and out and no use_calc_stream.
   add_def(r,
           {"c_broadcast",
            {one("X")},
@@ -55,6 +64,12 @@ void add_collective_op_defs(OpRegistry& r) {
            {attr("ring_id", Attribute(int32_t{0})), attr("root", Attribute(int32_t{0})),
             attr("use_calc_stream", Attribute(false))}},
           infer_same_as_input);
+  add_def(r,
+          {"broadcast",
+           {one("x")},
+           {one("out")},
+           {attr("ring_id", Attribute(int32_t{0})), attr("root", Attribute(int32_t{0}))}},
+          [](InferContext& ctx) { ctx.pass_through("x", "out"); });
   for (const char* type :
        {"c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod"})
     add_def(r, {type, {one("X")}, {one("Out")}, allreduce_attrs()}, infer_same_as_input);
@@ -75,7 +90,13 @@ void add_collective_op_defs(OpRegistry& r) {
            {one("Out")},
            {attr("ring_id", Attribute(int32_t{0})), attr("use_calc_stream", Attribute(false)),
             required("nranks", AttrType::INT)}},
-          infer_allgather);
+          [](InferContext& ctx) { infer_allgather(ctx, kLegacy); });
+  add_def(r,
+          {"all_gather",
+           {one("x")},
+           {one("out")},
+           {attr("ring_id", Attribute(int32_t{0})), required("nranks", AttrType::INT)}},
+          [](InferContext& ctx) { infer_allgather(ctx, kPaddle3); });
   // The sync ops only order streams; Out names the same vars as X.
   add_def(r, {"c_sync_calc_stream", {many("X")}, {many("Out")}, {}}, infer_same_as_input);
   add_def(r,
