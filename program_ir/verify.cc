@@ -1,5 +1,7 @@
 #include "program_ir/verify.h"
 
+#include <algorithm>
+#include <map>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -26,10 +28,24 @@ class Verifier {
   Verifier(const Program& program, const OpRegistry& registry)
       : program_(program), registry_(registry), block_count_(program.blocks.size()) {}
 
-  std::vector<Diagnostic> run() {
+  VerifyResult run() {
     check_blocks();
     check_all_ops();
-    return std::move(diagnostics_);
+    VerifyResult result;
+    result.diagnostics = std::move(diagnostics_);
+    result.blocks = static_cast<int64_t>(block_count_);
+    for (const Block& block : program_.blocks) {
+      result.ops += static_cast<int64_t>(block.op_count());
+      result.vars += static_cast<int64_t>(block.vars().size());
+    }
+    result.ops_with_schema = ops_with_schema_;
+    for (const auto& [type, count] : unknown_types_)
+      result.ops_without_schema.push_back(OpTypeCount{type, count});
+    std::sort(result.ops_without_schema.begin(), result.ops_without_schema.end(),
+              [](const OpTypeCount& a, const OpTypeCount& b) {
+                return a.count != b.count ? a.count > b.count : a.type < b.type;
+              });
+    return result;
   }
 
  private:
@@ -249,9 +265,10 @@ class Verifier {
     for (const Op& op : program_.blocks[b].ops()) {
       const OpPlace at{static_cast<int32_t>(b), index++, op};
       const OpDef* def = registry_.find(op.type);
-      if (!def)
-        report(at, Diagnostic::None, "", "op type " + quoted(op.type) + " is not in the op registry",
-               Diagnostic::Warning);
+      if (def)
+        ++ops_with_schema_;
+      else
+        ++unknown_types_[op.type];
       check_slots(b, at, def, /*inputs=*/true);
       check_slots(b, at, def, /*inputs=*/false);
       check_attrs(b, at, def);
@@ -263,6 +280,8 @@ class Verifier {
   const std::size_t block_count_;
   std::vector<Diagnostic> diagnostics_;
   std::vector<Diagnostic>* sink_ = &diagnostics_;  // where op diagnostics go
+  int64_t ops_with_schema_ = 0;
+  std::map<std::string, int64_t> unknown_types_;  // op type -> ops of it without a schema
   // Declarations visible from the block being checked, by name.
   std::unordered_map<std::string_view, std::size_t> visible_;
 };
@@ -283,8 +302,22 @@ std::string Diagnostic::to_string() const {
   return s + message;
 }
 
-std::vector<Diagnostic> verify_program(const Program& program, const OpRegistry& registry) {
+VerifyResult verify(const Program& program, const OpRegistry& registry) {
   return Verifier(program, registry).run();
+}
+
+std::vector<Diagnostic> verify_program(const Program& program, const OpRegistry& registry) {
+  return verify(program, registry).diagnostics;
+}
+
+std::string VerifyResult::checked() const {
+  std::string s = std::to_string(blocks) + " block(s), " + std::to_string(vars) + " var(s), " +
+                  std::to_string(ops) + " op(s): block structure; that every var an op, an "
+                  "attribute or op_role_var names is declared; op_role_var pairs; common "
+                  "attribute types";
+  s += "; and against the op's schema (slots, attribute types, required attributes) for " +
+       std::to_string(ops_with_schema) + " of the " + std::to_string(ops) + " op(s)";
+  return s;
 }
 
 bool has_errors(const std::vector<Diagnostic>& diagnostics) {

@@ -37,8 +37,29 @@ struct Diagnostic {
 //    BLOCK/BLOCKS attributes name existing blocks, required attributes exist;
 //  - a known op's slots are declared by its definition, non-dispensable ones
 //    are present and non-duplicable ones hold one var.
-// Op types missing from the registry and attributes a known op does not
-// declare are warnings: Paddle programs hold many ops ctp has no use for.
+// Attributes a known op does not declare are warnings. Ops whose type has no
+// schema in the registry are not diagnostics (Paddle programs hold many ops
+// ctp has no use for: one warning each would bury the rest); VerifyResult
+// counts them by type, and only the checks that need no schema apply to them.
+struct OpTypeCount {
+  std::string type;
+  int64_t count = 0;
+};
+
+struct VerifyResult {
+  std::vector<Diagnostic> diagnostics;
+  // Op types without a schema and how many ops of each, most first (then by name).
+  std::vector<OpTypeCount> ops_without_schema;
+  // What was checked.
+  int64_t blocks = 0, vars = 0, ops = 0;
+  int64_t ops_with_schema = 0;  // checked against their schema too
+  // One sentence saying what was checked, with the counts.
+  std::string checked() const;
+};
+
+VerifyResult verify(const Program& program, const OpRegistry& registry = OpRegistry::global());
+
+// verify(...).diagnostics.
 std::vector<Diagnostic> verify_program(const Program& program,
                                        const OpRegistry& registry = OpRegistry::global());
 

@@ -156,6 +156,62 @@ TEST_F(CliDumpVerify, UsageErrorsExitTwoAndMissingFilesExitOne) {
 
 // Output that cannot be written (a full disk) fails the command: no exit 0
 // with the result lost.
+// PaddleX's training program (846 ops, many of types ctp has no schema for):
+// verify says what it checked, counts the ops without a schema by type in one
+// line per type, and says a warning many ops share once.
+TEST_F(CliDumpVerify, SummarizesOpsWithoutASchema) {
+  const fs::path file = fs::path(CTP_SOURCE_DIR) / ".." / "shared" / "realworld" / "programs" /
+                        "errorkeen_trash_best_model_train.pdmodel";
+  if (!fs::exists(file)) GTEST_SKIP() << file << " is absent (../shared/realworld)";
+  const CliResult r = run_ctp("verify " + file.string());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("is not in the op registry"), std::string::npos);
+  EXPECT_NE(r.output.find("checked 6 block(s), 1445 var(s), 846 op(s): block structure"),
+            std::string::npos)
+      << r.output;
+  const std::size_t header = r.output.find(" type(s) have no schema in ctp");
+  ASSERT_NE(header, std::string::npos) << r.output;
+  // "N op(s) of T type(s) have no schema ...", then T lines "  <type> <count>"
+  // whose counts add up to N, rmsprop (one per parameter) among them.
+  std::istringstream in(r.output);
+  int64_t declared_ops = -1, declared_types = -1, ops = 0, types = 0;
+  bool rmsprop = false;
+  for (std::string line; std::getline(in, line);) {
+    const std::size_t at = line.find(": ");
+    if (line.find(" type(s) have no schema") != std::string::npos)
+      std::sscanf(line.c_str() + at + 2, "%ld op(s) of %ld type(s)", &declared_ops, &declared_types);
+    if (line.rfind("  ", 0) != 0) continue;
+    std::istringstream row(line);
+    std::string type;
+    int64_t count = 0;
+    ASSERT_TRUE(row >> type >> count) << line;
+    ops += count;
+    ++types;
+    rmsprop |= type == "rmsprop" && count == 129;
+  }
+  EXPECT_EQ(ops, declared_ops);
+  EXPECT_EQ(types, declared_types);
+  EXPECT_TRUE(rmsprop) << r.output;
+  // It printed 489 lines, one per op without a schema.
+  EXPECT_LT(std::count(r.output.begin(), r.output.end(), '\n'), 100) << r.output;
+}
+
+// A warning that many ops of one type share is said once, with how many.
+TEST_F(CliDumpVerify, AWarningManyOpsShareIsSaidOnce) {
+  std::string program = kProgram;
+  const std::string op = R"({"type": "mul", "inputs": {"X": ["x"], "Y": ["fc_0.w_0"]},
+      "outputs": {"Out": ["fc_0.tmp_0"]}, "attrs": {"not_an_attribute": {"type": "INT", "value": 1}}})";
+  program.replace(program.rfind("}]}]}"), 5, "}, " + op + ", " + op + ", " + op + "]}]}");
+  const CliResult r = run_ctp("verify " + write("p.json", program));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("warning: block 0, op 1 (mul): attr 'not_an_attribute': is not "
+                          "declared by 'mul' (and 2 more mul op(s) alike)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("op 2 (mul)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ok (1 block(s), 4 ops, 4 warning(s))"), std::string::npos) << r.output;
+}
+
 TEST_F(CliDumpVerify, OutputThatCannotBeWrittenFails) {
   std::string in = write("in.json", kProgram);
   for (const std::string& command : {"verify " + in, "dump " + in + " --emit text"}) {

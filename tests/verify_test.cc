@@ -165,17 +165,18 @@ TEST(Verify, SlotsAndRequiredAttributes) {
                 "block 0, op 6 (relu): slot 'Out': required output slot is empty"}));
 }
 
-TEST(Verify, UnknownOpsAndAttributesAreWarnings) {
+TEST(Verify, UnknownOpsAreCountedAndUnknownAttributesAreWarnings) {
   ProgramBuilder pb = valid_program();
   pb.op("fancy_new_op").in("Input", "x").out("Out", "y").attr("whatever", 1.5f).role(0);
   pb.op("relu").in("X", "x").out("Out", "y").attr("ring_idd", int32_t{0});
-  const auto diags = verify_program(pb.program());
-  EXPECT_FALSE(has_errors(diags));
+  const VerifyResult result = verify(pb.program());
+  EXPECT_FALSE(has_errors(result.diagnostics));
   EXPECT_EQ(messages(pb.program()),
             (std::vector<std::string>{
-                "warning: block 0, op 4 (fancy_new_op): op type 'fancy_new_op' is not in the op "
-                "registry",
                 "warning: block 0, op 5 (relu): attr 'ring_idd': is not declared by 'relu'"}));
+  ASSERT_EQ(result.ops_without_schema.size(), 1u);
+  EXPECT_EQ(result.ops_without_schema[0].type, "fancy_new_op");
+  EXPECT_EQ(result.ops_without_schema[0].count, 1);
   // Common attributes are still checked on ops the registry does not know.
   pb.op("fancy_new_op").attr("op_role", "forward");
   EXPECT_EQ(messages(pb.program()).back(),
@@ -224,11 +225,39 @@ TEST(Verify, CustomRegistry) {
   ProgramBuilder pb;
   pb.tmp("a", {1});
   pb.op("my_op").in("In", "a").attr("k", int32_t{3});
-  pb.op("mul").in("X", "a");  // unknown to this registry: only a warning
+  pb.op("mul").in("X", "a");  // unknown to this registry: counted, not a diagnostic
   EXPECT_EQ(messages(pb.program(), registry),
             (std::vector<std::string>{
-                "block 0, op 0 (my_op): attr 'k': has type INT, expected LONG",
-                "warning: block 0, op 1 (mul): op type 'mul' is not in the op registry"}));
+                "block 0, op 0 (my_op): attr 'k': has type INT, expected LONG"}));
+}
+
+// Ops without a schema are counted by type (most first), not reported one by
+// one; their vars are still checked; the result says what was checked.
+TEST(Verify, OpsWithoutASchemaAreCountedByType) {
+  OpRegistry registry;
+  registry.add(OpDef{"known", {{"In", false, false}}, {}, {}});
+  ProgramBuilder pb;
+  pb.tmp("a", {1});
+  pb.op("known").in("In", "a");
+  pb.op("zeta").in("X", "a");
+  pb.op("alpha").in("X", "a");
+  pb.op("zeta").in("X", "a");
+  pb.op("alpha").in("X", "undeclared");
+  pb.op("zeta").in("X", "a");
+  const VerifyResult r = verify(pb.program(), registry);
+  ASSERT_EQ(r.ops_without_schema.size(), 2u);
+  EXPECT_EQ(r.ops_without_schema[0].type, "zeta");
+  EXPECT_EQ(r.ops_without_schema[0].count, 3);
+  EXPECT_EQ(r.ops_without_schema[1].type, "alpha");
+  EXPECT_EQ(r.ops_without_schema[1].count, 2);
+  EXPECT_EQ(r.ops, 6);
+  EXPECT_EQ(r.ops_with_schema, 1);
+  EXPECT_EQ(r.blocks, 1);
+  EXPECT_EQ(r.vars, 1);
+  ASSERT_EQ(r.diagnostics.size(), 1u);
+  EXPECT_EQ(r.diagnostics[0].to_string(), "block 0, op 4 (alpha): var 'undeclared': not declared in block 0");
+  EXPECT_NE(r.checked().find("1 block(s), 1 var(s), 6 op(s)"), std::string::npos) << r.checked();
+  EXPECT_NE(r.checked().find("for 1 of the 6 op(s)"), std::string::npos) << r.checked();
 }
 
 TEST(Verify, MillionOpsTiming) {
