@@ -17,6 +17,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::build_main;
+using testing::error_of;
 using testing::build_startup;
 using testing::ModelSpec;
 using testing::op_types;
@@ -58,15 +59,6 @@ bool have_saved_programs() {
   for (const SavedProgram& s : saved_programs())
     if (!fs::exists(kPrograms / s.main)) return false;
   return true;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(TranspilerParams, SavedProgramsTranspileInEveryModeAndDialect) {

@@ -17,19 +17,11 @@ namespace ctp {
 namespace {
 
 using testing::build_main;
+using testing::error_of;
 using testing::build_startup;
 using testing::ModelSpec;
 using testing::options_for;
 using testing::op_types;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 TEST(TranspilerRegistry, BuiltinFourWithTheirSettings) {
   const TranspilerRegistry& r = builtin_transpilers();

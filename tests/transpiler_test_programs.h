@@ -3,10 +3,12 @@
 #pragma once
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "program_ir/builder.h"
+#include "program_ir/error.h"
 #include "transpilers/transpile.h"
 
 namespace ctp::testing {
@@ -221,6 +223,16 @@ inline TranspileOptions options_for(int nranks, int rank, int nrings = 2) {
   o.collective.current_endpoint = o.collective.endpoints.empty() ? "" : o.collective.endpoints[rank];
   o.collective.nrings = nrings;
   return o;
+}
+
+// The message of the ctp::Error that f throws, or "" when it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 // Only the main pass of `mode`'s transpiler (the startup program untouched).
