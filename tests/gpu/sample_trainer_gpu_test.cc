@@ -167,6 +167,40 @@ TEST(GpuSampleTrainer, OneProcessDrivingTwoGpusMatchesTheCpu) {
   expect_close(cpu[0], gpu[1], 1e-4, "GPU thread 1");
 }
 
+// Paddle 3's op names (broadcast, all_gather, comm_init_all) on the CUDA
+// kernels of the reference's: the same runs give the same parameters in both
+// dialects, bit for bit.
+TEST(GpuSampleTrainer, Paddle3DialectTrainsToTheSameParameters) {
+  CTP_REQUIRE_GPUS(2);
+  std::map<std::string, std::vector<Params>> by_dialect;
+  for (const std::string dialect : {"legacy", "paddle3"}) {
+    // broadcast: two ranks, one GPU each, initialised apart.
+    const auto dir = fresh_dir("dialect_ga_" + dialect);
+    const auto endpoints = testing_comm::local_endpoints(2);
+    gpu_testing::run_on_threads(2, [&](int rank) {
+      samples::TrainerOptions o = as_launched_rank(
+          small_run("grad_allreduce", samples::OptimizerKind::SGD), rank, 2, endpoints, dir);
+      o.distinct_init = true;
+      o.op_dialect = dialect;
+      std::ostringstream out;
+      EXPECT_TRUE(samples::run_trainer(o, out).identical()) << dialect << " rank " << rank;
+    });
+    by_dialect[dialect].push_back(read_worker(dir, 0));
+    by_dialect[dialect].push_back(read_worker(dir, 1));
+    std::filesystem::remove_all(dir);
+    // comm_init_all and all_gather: one process driving two GPUs.
+    samples::TrainerOptions o = small_run("multi_thread", samples::OptimizerKind::Adam);
+    o.trans_mode = "all_gather";
+    o.threads = 2;
+    o.device = Device{DeviceKind::CUDA, 0};
+    o.op_dialect = dialect;
+    by_dialect[dialect].push_back(train_in_this_process(o, "dialect_mt_" + dialect));
+  }
+  ASSERT_EQ(by_dialect["legacy"].size(), by_dialect["paddle3"].size());
+  for (std::size_t i = 0; i < by_dialect["legacy"].size(); ++i)
+    EXPECT_EQ(by_dialect["legacy"][i], by_dialect["paddle3"][i]) << "run " << i;
+}
+
 // Mixed precision: 16-bit GEMMs on cuBLAS accumulate in another order than
 // the CPU's, so each step's 16-bit results may differ in the last bit; the
 // FP32 parameters must still follow the CPU's closely.
