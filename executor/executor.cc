@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "executor/op_profile.h"
+#include "executor/runtime/backend_library.h"
 #include "ops/cpu/link_anchor.h"
 #include "ops/schema/op_def.h"
 
@@ -25,8 +26,16 @@ bool is_holder(const Block& block, const std::string& name) {
 Executor::Executor(const Program& program, RunServices services, int32_t block_idx)
     : block_(program.block(block_idx)), services_(std::move(services)) {
   link_cpu_kernels();
-  const KernelRegistry& kernels = KernelRegistry::global();
   const DeviceKind device = services_.device.kind;
+  // A device kind built as a library of its own (CUDA) brings its kernels
+  // when it is loaded, on the first run that asks for it.
+  try {
+    load_device_backend(device);
+  } catch (const Error& e) {
+    throw Error("block " + std::to_string(block_idx) + " cannot run on " +
+                services_.device.to_string() + ": " + e.what());
+  }
+  const KernelRegistry& kernels = KernelRegistry::global();
   const DeviceKind other = device == DeviceKind::CPU ? DeviceKind::CUDA : DeviceKind::CPU;
   std::string problems;
   std::size_t problem_count = 0;

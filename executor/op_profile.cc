@@ -6,11 +6,8 @@
 #include <map>
 #include <ostream>
 
+#include "executor/runtime/device_backend.h"
 #include "program_ir/program.h"
-
-#ifdef CTP_HAVE_CUDA
-#include "executor/cuda/device_op_timer.h"
-#endif
 
 namespace ctp {
 namespace {
@@ -29,18 +26,7 @@ std::string first_output(const Op& op) {
 
 }  // namespace
 
-#ifndef CTP_HAVE_CUDA
-// Never made without the CUDA backend; defined so unique_ptr can delete it.
-class DeviceOpTimer {};
-#endif
-
-OpProfile::OpProfile(DeviceContext* gpu) {
-#ifdef CTP_HAVE_CUDA
-  if (gpu) timer_ = std::make_unique<DeviceOpTimer>(*gpu);
-#else
-  (void)gpu;
-#endif
-}
+OpProfile::OpProfile(std::unique_ptr<OpTimer> device_timer) : timer_(std::move(device_timer)) {}
 
 OpProfile::~OpProfile() = default;
 
@@ -53,9 +39,7 @@ void OpProfile::begin_step(const Block& block) {
     batch_of_.assign(block.op_count(), 0);
   }
   counting_ = steps_seen_ > 0;
-#ifdef CTP_HAVE_CUDA
   if (timer_ && counting_) timer_->record(0);
-#endif
 }
 
 void OpProfile::before_op(std::size_t index) {
@@ -65,9 +49,7 @@ void OpProfile::before_op(std::size_t index) {
 void OpProfile::after_op(std::size_t index) {
   if (!counting_ || index >= host_total_ms_.size()) return;
   host_total_ms_[index] += now_ms() - op_start_ms_;
-#ifdef CTP_HAVE_CUDA
   if (timer_) timer_->record(index + 1);
-#endif
 }
 
 void OpProfile::after_ops(std::size_t first, std::size_t count) {
@@ -75,18 +57,14 @@ void OpProfile::after_ops(std::size_t first, std::size_t count) {
   batch_of_[first] = count;
   const double share = (now_ms() - op_start_ms_) / static_cast<double>(count);
   for (std::size_t i = first; i < first + count; ++i) host_total_ms_[i] += share;
-#ifdef CTP_HAVE_CUDA
   // The batch's time lands on its first op; rows() shares it out.
   if (timer_)
     for (std::size_t i = first; i < first + count; ++i) timer_->record(i + 1);
-#endif
 }
 
 void OpProfile::end_step() {
   if (counting_) {
-#ifdef CTP_HAVE_CUDA
     if (timer_) timer_->accumulate(device_total_ms_.size(), device_total_ms_);
-#endif
     ++counted_;
   }
   ++steps_seen_;

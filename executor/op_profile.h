@@ -16,16 +16,17 @@
 #include <string>
 #include <vector>
 
+#include "executor/runtime/device_backend.h"
+
 namespace ctp {
 
 class Block;
-class DeviceContext;
-class DeviceOpTimer;
 
 class OpProfile {
  public:
-  // `gpu`: the run's device context (null on the CPU: host times only).
-  explicit OpProfile(DeviceContext* gpu = nullptr);
+  // `device_timer`: the run's device's (DeviceRuntime::make_op_timer; null on
+  // the CPU: host times only).
+  explicit OpProfile(std::unique_ptr<OpTimer> device_timer = nullptr);
   ~OpProfile();
   OpProfile(const OpProfile&) = delete;
   OpProfile& operator=(const OpProfile&) = delete;
@@ -58,7 +59,7 @@ class OpProfile {
 
  private:
   const Block* block_ = nullptr;
-  std::unique_ptr<DeviceOpTimer> timer_;
+  std::unique_ptr<OpTimer> timer_;
   int64_t steps_seen_ = 0, counted_ = 0;
   bool counting_ = false;
   std::vector<double> host_total_ms_, device_total_ms_;

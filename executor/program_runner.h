@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "executor/device_runtime.h"
+#include "executor/runtime/device_runtime.h"
 #include "executor/executor.h"
 
 namespace ctp {

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "executor/runtime/communicator.h"
-#include "executor/device_runtime.h"
+#include "executor/runtime/device_runtime.h"
 #include "executor/executor.h"
 #include "executor/runtime/npy.h"
 #include "executor/op_profile.h"
@@ -307,7 +307,7 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<OpProfile> profile;
   if (o.profile) {
-    profile = std::make_unique<OpProfile>(local.first().runtime->context());
+    profile = std::make_unique<OpProfile>(local.first().runtime->make_op_timer());
     local.first().main->services().profile = profile.get();
   }
   local.run([&](Worker& w) { w.startup->run(w.scope); });

@@ -45,7 +45,7 @@ TEST(CommSchedule, ThreadsWithDifferentProgramsAllStop) {
   std::mutex mu;
   try {
     threads.run([&](int r, RunServices& services) {
-      services.comms->install(0, services.comms->thread_group()->make_communicator(r, 0));
+      services.comms->install(0, threads.group()->make_communicator(r, 0));
       Program p = grad_program(r == 2 ? 9 : 8);
       try {
         verify_schedule_agreement(*services.comms, collective_schedule(p.global_block()));

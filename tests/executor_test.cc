@@ -187,7 +187,7 @@ std::vector<std::string> run_on_two_threads(int64_t numel_of_thread1, bool verif
   std::vector<Scope> scopes(2);
   try {
     threads.run([&](int r, RunServices& services) {
-      services.comms->install(0, services.comms->thread_group()->make_communicator(r, 0));
+      services.comms->install(0, threads.group()->make_communicator(r, 0));
       scopes[r].var("g") = tensor<float>({4}, {1, 2, 3, static_cast<float>(r)});
       try {
         Executor(r == 1 ? other : agreeing, services).run(scopes[r]);

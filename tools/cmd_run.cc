@@ -15,7 +15,7 @@
 #include <memory>
 
 #include "executor/runtime/communicator.h"
-#include "executor/device_runtime.h"
+#include "executor/runtime/device_runtime.h"
 #include "executor/runtime/npy.h"
 #include "executor/op_profile.h"
 #include "executor/program_runner.h"
@@ -115,7 +115,7 @@ void run(const RunArgs& a) {
   }
   // Thread 0's main program, when asked: the other threads run the same ops.
   std::unique_ptr<OpProfile> profile;
-  if (a.profile) profile = std::make_unique<OpProfile>(runtimes[0]->context());
+  if (a.profile) profile = std::make_unique<OpProfile>(runtimes[0]->make_op_timer());
   std::vector<std::unique_ptr<ProgramRunner>> runners;
   for (int i = 0; i < a.threads; ++i) {
     ProgramRunOptions o = options;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "executor/runtime/backend_library.h"
 #include "program_ir/atomic_file.h"
 #include "program_ir/error.h"
 #include "tools/command.h"
@@ -28,14 +29,11 @@ int main(int argc, char** argv) {
   using namespace ctp::cli;
   CLI::App app{"ctp: the collective transpiler. Rewrites static training programs for "
                "data-parallel training and runs them on Gloo (CPU) or NCCL (GPU)."};
-  app.set_version_flag("--version", std::string("ctp ") + CTP_VERSION + " (backends: cpu-threads" +
-#ifdef CTP_HAVE_GLOO
-                                        ", gloo" +
-#endif
-#ifdef CTP_HAVE_CUDA
-                                        ", nccl" +
-#endif
-                                        ")");
+  // The backends as this process finds them: a device kind built as a library
+  // of its own (CUDA) is listed without being loaded.
+  app.set_version_flag("--version", [] {
+    return std::string("ctp ") + CTP_VERSION + " (backends: " + ctp::backend_summary() + ")";
+  });
   app.require_subcommand(1);
   // A signal in the middle of writing outputs leaves no staged file behind.
   ctp::remove_staged_outputs_on_signals();

@@ -497,6 +497,25 @@ void NcclCommunicator::wait(CudaStream stream, std::string_view what) {
   }
 }
 
+void NcclCommunicator::queue_all_reduce(const Tensor& in, Tensor& out, ReduceOp op,
+                                        DeviceStream stream) {
+  all_reduce(in, out, op, static_cast<CudaStream>(stream.handle));
+}
+
+void NcclCommunicator::queue_all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op,
+                                             DeviceStream stream) {
+  all_reduce_many(tensors, op, static_cast<CudaStream>(stream.handle));
+}
+
+void NcclCommunicator::queue_broadcast(const Tensor& in, Tensor& out, int root,
+                                       DeviceStream stream) {
+  broadcast(in, out, root, static_cast<CudaStream>(stream.handle));
+}
+
+void NcclCommunicator::queue_all_gather(const Tensor& in, Tensor& out, DeviceStream stream) {
+  all_gather(in, out, static_cast<CudaStream>(stream.handle));
+}
+
 NcclCommunicator& as_nccl(Communicator& comm, std::string_view where) {
   auto* nccl = dynamic_cast<NcclCommunicator*>(&comm);
   if (!nccl)

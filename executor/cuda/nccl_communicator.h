@@ -87,8 +87,16 @@ class NcclCommunicator final : public Communicator {
   void barrier() override;
   void abort(const std::string& reason) override;
 
-  // The kernels' forms: queued on `stream`, nothing else ordered. Out may be
-  // In (in place). Tensors must be on this communicator's GPU.
+  // The Communicator interface's stream-ordered forms (the CUDA kernels'):
+  // the CUDA stream forms below, with `stream` a CudaStream.
+  void queue_all_reduce(const Tensor& in, Tensor& out, ReduceOp op, DeviceStream stream) override;
+  void queue_all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op,
+                             DeviceStream stream) override;
+  void queue_broadcast(const Tensor& in, Tensor& out, int root, DeviceStream stream) override;
+  void queue_all_gather(const Tensor& in, Tensor& out, DeviceStream stream) override;
+
+  // Queued on `stream`, nothing else ordered. Out may be In (in place).
+  // Tensors must be on this communicator's GPU.
   void all_reduce(const Tensor& in, Tensor& out, ReduceOp op, CudaStream stream);
   // One fused call when the tensors lie back to back in one buffer
   // (coalesce_tensor's views); else one NCCL group of calls, still no copies.

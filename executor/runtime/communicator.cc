@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "executor/threads/thread_group.h"
 #include "program_ir/error.h"
 
 namespace ctp {
@@ -101,7 +100,29 @@ void CommunicatorManager::abort_all(const std::string& reason) {
   for (auto& [ring, comm] : rings_) comm->abort(reason);
 }
 
-void CommunicatorManager::join_thread_group(std::shared_ptr<ThreadGroup> group, int local_rank) {
+Error Communicator::no_device_streams(std::string_view op) const {
+  return Error(where(op) + "a " + backend() +
+               " ring has no device streams: GPU kernels need rings made by the GPU kernels of "
+               "c_comm_init / c_comm_init_all");
+}
+
+void Communicator::queue_all_reduce(const Tensor&, Tensor&, ReduceOp, DeviceStream) {
+  throw no_device_streams("all_reduce");
+}
+
+void Communicator::queue_all_reduce_many(const std::vector<Tensor*>&, ReduceOp, DeviceStream) {
+  throw no_device_streams("all_reduce_many");
+}
+
+void Communicator::queue_broadcast(const Tensor&, Tensor&, int, DeviceStream) {
+  throw no_device_streams("broadcast");
+}
+
+void Communicator::queue_all_gather(const Tensor&, Tensor&, DeviceStream) {
+  throw no_device_streams("all_gather");
+}
+
+void CommunicatorManager::join_thread_group(std::shared_ptr<LocalGroup> group, int local_rank) {
   if (group && (local_rank < 0 || local_rank >= group->size()))
     throw Error("local rank " + std::to_string(local_rank) + " is outside a thread group of " +
                 std::to_string(group->size()));
@@ -110,6 +131,10 @@ void CommunicatorManager::join_thread_group(std::shared_ptr<ThreadGroup> group, 
 }
 
 int CommunicatorManager::local_size() const { return group_ ? group_->size() : 1; }
+
+void CommunicatorManager::abort_thread_group(const std::string& reason) {
+  if (group_) group_->abort(reason);
+}
 
 void CommunicatorManager::keep_alive(std::shared_ptr<void> resource) {
   std::lock_guard<std::mutex> lock(mu_);

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "executor/runtime/local_group.h"
 #include "executor/runtime/tensor.h"
 
 namespace ctp {
@@ -25,6 +26,11 @@ struct CommOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
   // Pause between rank 0's attempts to reach a peer that is not up yet.
   std::chrono::milliseconds retry_interval{50};
+};
+
+// A device's queue of work (CUDA: a cudaStream_t), opaque to the runtime.
+struct DeviceStream {
+  void* handle = nullptr;
 };
 
 // Raised by an operation that ended because its communicator (or thread
@@ -57,11 +63,24 @@ class Communicator {
   // when a peer is known dead) instead of hanging.
   virtual void abort(const std::string& reason) = 0;
 
+  // Stream-ordered forms, for the kernels of devices with streams: the
+  // collective is queued on `stream` of the ring's device and the call
+  // returns at once; `out` may be `in` (in place). A backend without streams
+  // (the CPU ones) keeps the defaults, which throw a ctp::Error naming the
+  // ring and its backend: its rings serve CPU kernels only.
+  virtual void queue_all_reduce(const Tensor& in, Tensor& out, ReduceOp op, DeviceStream stream);
+  // Several tensors of one dtype in one call, each reduced in place.
+  virtual void queue_all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op,
+                                     DeviceStream stream);
+  virtual void queue_broadcast(const Tensor& in, Tensor& out, int root, DeviceStream stream);
+  virtual void queue_all_gather(const Tensor& in, Tensor& out, DeviceStream stream);
+
   // "rank 1 of 4, ring 0 (gloo): all_reduce FP32[1024]: " for error messages.
   std::string where(std::string_view op, const Tensor* tensor = nullptr) const;
-};
 
-class ThreadGroup;  // executor/threads/thread_group.h
+ private:
+  Error no_device_streams(std::string_view op) const;
+};
 
 // The communication state of one worker (or of one device thread when one
 // process drives several devices): its options, its identity among the
@@ -88,8 +107,11 @@ class CommunicatorManager {
 
   // This manager's device thread among the threads of its process (none:
   // the worker drives one device, local_size() is 1).
-  void join_thread_group(std::shared_ptr<ThreadGroup> group, int local_rank);
-  ThreadGroup* thread_group() const { return group_.get(); }
+  void join_thread_group(std::shared_ptr<LocalGroup> group, int local_rank);
+  LocalGroup* thread_group() const { return group_.get(); }
+  // Aborts the thread group, if any, so that the other threads stop waiting
+  // for this one (which failed with `reason`).
+  void abort_thread_group(const std::string& reason);
   int local_rank() const { return local_rank_; }
   int local_size() const;
 
@@ -106,7 +128,7 @@ class CommunicatorManager {
   CommOptions options_;
   mutable std::mutex mu_;
   std::map<int, std::unique_ptr<Communicator>> rings_;
-  std::shared_ptr<ThreadGroup> group_;
+  std::shared_ptr<LocalGroup> group_;
   int local_rank_ = 0;
   std::string endpoint_;
   std::vector<std::shared_ptr<void>> kept_;

@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
+
+#include "executor/runtime/backend_library.h"
 
 namespace ctp {
 namespace {
@@ -72,6 +75,14 @@ std::size_t tensor_byte_count(DataType dtype, const std::vector<int64_t>& shape)
   return static_cast<std::size_t>(n) * size;
 }
 
+std::string_view to_string(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::CPU: return "cpu";
+    case DeviceKind::CUDA: return "cuda";
+  }
+  return "?";
+}
+
 std::string Device::to_string() const {
   return kind == DeviceKind::CPU ? "cpu" : "gpu:" + std::to_string(index);
 }
@@ -94,23 +105,32 @@ std::shared_ptr<Buffer> allocate_cpu_buffer(std::size_t bytes) {
 }
 
 namespace {
-DeviceAllocator& cuda_allocator() {
-  static DeviceAllocator allocator = nullptr;
-  return allocator;
+std::array<DeviceAllocator, kDeviceKindCount>& allocators() {
+  static std::array<DeviceAllocator, kDeviceKindCount> table{};
+  return table;
 }
 }  // namespace
 
 void register_device_allocator(DeviceKind kind, DeviceAllocator allocator) {
   if (kind == DeviceKind::CPU) throw Error("the CPU allocator is built in and cannot be replaced");
-  cuda_allocator() = allocator;
+  allocators()[static_cast<std::size_t>(kind)] = allocator;
 }
 
 std::shared_ptr<Buffer> allocate_buffer(Device device, std::size_t bytes) {
   if (device.kind == DeviceKind::CPU) return allocate_cpu_buffer(bytes);
-  DeviceAllocator allocator = cuda_allocator();
-  if (!allocator)
-    throw Error("cannot allocate " + std::to_string(bytes) + " bytes on " + device.to_string() +
-                ": this build of ctp has no CUDA backend (rebuild with -DCTP_WITH_CUDA=ON)");
+  DeviceAllocator allocator = allocators()[static_cast<std::size_t>(device.kind)];
+  if (!allocator) {
+    try {
+      load_device_backend(device.kind);
+    } catch (const Error& e) {
+      throw Error("cannot allocate " + std::to_string(bytes) + " bytes on " + device.to_string() +
+                  ": " + e.what());
+    }
+    allocator = allocators()[static_cast<std::size_t>(device.kind)];
+    if (!allocator)
+      throw Error("cannot allocate " + std::to_string(bytes) + " bytes on " +
+                  device.to_string() + ": its backend registered no allocator");
+  }
   return allocator(device, bytes);
 }
 

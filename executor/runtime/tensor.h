@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "program_ir/error.h"
@@ -14,6 +15,9 @@
 namespace ctp {
 
 enum class DeviceKind { CPU, CUDA };
+inline constexpr int kDeviceKindCount = 2;
+// "cpu", "cuda": how backends and their libraries name a device kind.
+std::string_view to_string(DeviceKind kind);
 
 struct Device {
   DeviceKind kind = DeviceKind::CPU;
@@ -38,12 +42,14 @@ std::shared_ptr<Buffer> allocate_cpu_buffer(std::size_t bytes);
 // or a size that overflows 64 bits.
 std::size_t tensor_byte_count(DataType dtype, const std::vector<int64_t>& shape);
 
-// Device memory comes from the backend built for that kind of device: it
-// registers its allocator at load time (executor/cuda registers CUDA's), so
-// this header needs no device toolkit. The buffer is zero-filled, as CPU ones.
+// Device memory comes from the backend of that kind of device: it registers
+// its allocator when its library is loaded (executor/cuda registers CUDA's),
+// so this header needs no device toolkit. The buffer is zero-filled, as CPU
+// ones.
 using DeviceAllocator = std::shared_ptr<Buffer> (*)(Device device, std::size_t bytes);
 void register_device_allocator(DeviceKind kind, DeviceAllocator allocator);
-// Throws ctp::Error when no backend for device.kind is built in.
+// Loads the device's backend first when it is not loaded yet
+// (executor/runtime/backend_library.h); throws ctp::Error when there is none.
 std::shared_ptr<Buffer> allocate_buffer(Device device, std::size_t bytes);
 
 class Tensor {

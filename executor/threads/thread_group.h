@@ -20,14 +20,14 @@
 
 namespace ctp {
 
-class ThreadGroup : public std::enable_shared_from_this<ThreadGroup> {
+class ThreadGroup : public LocalGroup, public std::enable_shared_from_this<ThreadGroup> {
  public:
   ThreadGroup(int size, CommOptions options);
-  ~ThreadGroup();
+  ~ThreadGroup() override;
   ThreadGroup(const ThreadGroup&) = delete;
   ThreadGroup& operator=(const ThreadGroup&) = delete;
 
-  int size() const { return size_; }
+  int size() const override { return size_; }
   const CommOptions& options() const { return options_; }
 
   // The in-process communicator of thread `local_rank` on `ring_id`. The
@@ -36,10 +36,11 @@ class ThreadGroup : public std::enable_shared_from_this<ThreadGroup> {
 
   // Every thread calls this once; all return local rank 0's `bytes` (how
   // c_gen_nccl_id hands the unique id that one thread fetched to the others).
-  std::string share_from_leader(int local_rank, const std::string& bytes, std::string_view what);
+  std::string share_from_leader(int local_rank, const std::string& bytes,
+                                std::string_view what) override;
 
   // Ends every pending and future wait of the group with an error.
-  void abort(const std::string& reason);
+  void abort(const std::string& reason) override;
   bool aborted() const;
 
   // A point where all threads of the group meet, with per-arrival payloads;

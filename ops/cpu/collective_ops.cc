@@ -3,7 +3,7 @@
 // collective is complete and its result is in Out.
 #include <cstring>
 
-#include "ops/cpu/collective_common.h"
+#include "ops/common/collective.h"
 
 namespace ctp {
 namespace {

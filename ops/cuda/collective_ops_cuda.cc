@@ -2,6 +2,10 @@
 // NCCL call on the ring's communication stream (or the compute stream when
 // use_calc_stream is set) and returns at once: the host never waits.
 //
+// The ring is whatever the communicator backend registry gave the run's
+// device kind (NCCL); the kernels use only the Communicator interface's
+// stream-ordered forms.
+//
 // Ordering follows the reference's stream model. A collective on a ring
 // stream first waits (GPU-side) for the work already queued on the compute
 // stream, so it reads its input after the op that produced it even where a
@@ -9,8 +13,7 @@
 // it. Compute reads the result only after c_sync_comm_stream for that ring,
 // as the transpilers insert before the optimizer and after the startup
 // broadcasts.
-#include "executor/cuda/nccl_communicator.h"
-#include "ops/cpu/collective_common.h"
+#include "ops/common/collective.h"
 #include "ops/cuda/cuda_kernel_util.h"
 
 namespace ctp {
@@ -22,13 +25,14 @@ using collective::kLegacySlots;
 using collective::kPaddle3Slots;
 
 struct Placement {
-  NcclCommunicator* comm;
+  Communicator* comm;
   CudaStream stream;
+  DeviceStream queue() const { return DeviceStream{stream}; }
 };
 
 // The ring and the stream the op runs on, ordered after the compute stream.
 Placement place(KernelContext& ctx) {
-  NcclCommunicator& comm = as_nccl(collective::ring(ctx), ctx.where());
+  Communicator& comm = collective::ring(ctx);
   DeviceContext& dc = cuda::device_context(ctx);
   if (ctx.attr_bool("use_calc_stream", false)) return {&comm, dc.compute_stream()};
   CudaStream stream = dc.comm_stream(comm.ring_id());
@@ -55,7 +59,7 @@ void c_allreduce(KernelContext& ctx) {
   Tensor& x = cuda::device_input(ctx, "X");
   Tensor& out = out_for(ctx, x);
   try {
-    p.comm->all_reduce(x, out, Op, p.stream);
+    p.comm->queue_all_reduce(x, out, Op, p.queue());
   } catch (const Error& e) {
     throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
   }
@@ -67,7 +71,7 @@ void broadcast_kernel(KernelContext& ctx, CollectiveSlots slots) {
   Tensor& x = cuda::device_input(ctx, slots.in);
   Tensor& out = out_for(ctx, x, 0, slots);
   try {
-    p.comm->broadcast(x, out, static_cast<int>(int_attr(ctx, "root", 0)), p.stream);
+    p.comm->queue_broadcast(x, out, static_cast<int>(int_attr(ctx, "root", 0)), p.queue());
   } catch (const Error& e) {
     throw Error(ctx.where() + std::string(slots.in) + "=" + arg(ctx, slots.in) + ": " + e.what());
   }
@@ -88,7 +92,7 @@ void c_allreduce_xsum(KernelContext& ctx) {
     tensors.push_back(&out);
   }
   try {
-    p.comm->all_reduce_many(tensors, ReduceOp::Sum, p.stream);
+    p.comm->queue_all_reduce_many(tensors, ReduceOp::Sum, p.queue());
   } catch (const Error& e) {
     throw Error(ctx.where() + std::to_string(tensors.size()) + " tensors from X=" +
                 arg(ctx, "X") + ": " + e.what());
@@ -110,7 +114,7 @@ void all_gather_kernel(KernelContext& ctx, CollectiveSlots slots) {
   Tensor input = x;  // keeps X's buffer alive if Out replaces X's tensor
   Tensor& out = cuda::device_output(ctx, slots.out, 0, x.dtype(), shape);
   try {
-    p.comm->all_gather(input, out, p.stream);
+    p.comm->queue_all_gather(input, out, p.queue());
   } catch (const Error& e) {
     throw Error(ctx.where() + std::string(slots.in) + "=" + arg(ctx, slots.in) + ": " + e.what());
   }

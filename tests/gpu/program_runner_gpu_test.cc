@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "executor/runtime/communicator.h"
-#include "executor/device_runtime.h"
+#include "executor/runtime/device_runtime.h"
 #include "executor/program_runner.h"
 #include "executor/thread_group_driver.h"
 #include "samples/mlp_model.h"

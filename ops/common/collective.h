@@ -1,4 +1,4 @@
-// Helpers shared by the CPU kernels of the communication ops: attribute
+// Helpers shared by the CPU and CUDA kernels of the communication ops: attribute
 // access that tolerates ops whose definitions are not registered (programs
 // from Paddle omit attributes that have defaults), and the run's
 // communicators.

@@ -1,28 +1,29 @@
-// The host's side of running programs on one device, for code that must not
-// depend on the CUDA backend being built (ProgramRunner, `ctp run`, the sample
-// trainer): on a GPU it owns the DeviceContext (compute stream, ring streams,
-// cuBLAS handle) that RunServices::device_context points to, moves host data
-// (fed batches, synthetic inputs) into the scope's device buffers, and brings
-// results back to host memory. On the CPU every operation is a plain copy or
-// a no-op, so callers are written once for both.
+// The host's side of running programs on one device, for code written once
+// for every kind of device (ProgramRunner, `ctp run`, the sample trainer): it
+// opens the device's session from the backend registered for its kind
+// (executor/runtime/device_backend.h; CUDA's library is loaded on the first
+// request for a GPU), which on a GPU owns the DeviceContext (compute stream,
+// ring streams, cuBLAS handle) that RunServices::device_context points to. It
+// moves host data (fed batches, synthetic inputs) into the scope's device
+// buffers and brings results back to host memory. On the CPU every operation
+// is a plain copy or a no-op.
 //
 // A DeviceRuntime must outlive every CommunicatorManager whose rings run on
 // it (NCCL rings use its streams): declare it first.
 #pragma once
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "executor/runtime/device_backend.h"
 #include "executor/runtime/scope.h"
 
 namespace ctp {
 
-class CommunicatorManager;
-class DeviceContext;
-
 class DeviceRuntime {
  public:
-  // CPU: nothing to set up. CUDA: creates the device's streams; throws
-  // ctp::Error when the GPU does not exist or this build has no CUDA backend.
+  // CPU: nothing to set up. A GPU: creates the device's streams; throws
+  // ctp::Error when the GPU does not exist or its backend cannot be loaded.
   explicit DeviceRuntime(Device device);
   ~DeviceRuntime();
   DeviceRuntime(const DeviceRuntime&) = delete;
@@ -30,7 +31,7 @@ class DeviceRuntime {
 
   Device device() const { return device_; }
   // For RunServices::device_context: null on the CPU.
-  DeviceContext* context() const { return context_; }
+  DeviceContext* context() const { return session_->context(); }
 
   // Sets scope var `name` to `value` on this device. On a GPU the var's
   // device buffer is reused when dtype and shape match (so feeding a batch
@@ -42,16 +43,18 @@ class DeviceRuntime {
   // A copy of `value` on this device (on the CPU: a deep copy).
   Tensor copy_to_device(const Tensor& value);
   // Blocks until every stream of the device is idle; with `comms`, polls its
-  // NCCL rings for asynchronous errors and aborts them after their timeout
+  // rings for asynchronous errors and aborts them after their timeout
   // instead of hanging.
   void synchronize(CommunicatorManager* comms);
   // `value` in host memory, once the work queued before it has finished
   // (synchronize(comms) first). On the CPU: `value` itself, shared.
   Tensor to_host(const Tensor& value, CommunicatorManager* comms);
+  // For OpProfile: a timer of ops on this device, null on the CPU.
+  std::unique_ptr<OpTimer> make_op_timer() const { return session_->make_op_timer(); }
 
  private:
   Device device_;
-  DeviceContext* context_ = nullptr;  // owned; deleted where the backend is built
+  std::unique_ptr<DeviceSession> session_;
 };
 
 }  // namespace ctp

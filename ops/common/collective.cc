@@ -1,4 +1,4 @@
-#include "ops/cpu/collective_common.h"
+#include "ops/common/collective.h"
 
 #include <cstring>
 
