@@ -11,7 +11,10 @@ all of them alike:
         --ctp baseline=/work/notes/baseline_bin/ctp:/work/notes/baseline_bin \\
         --ctp new=build/ctp
 
-Each --ctp is NAME=PATH_TO_CTP[:LD_LIBRARY_PATH]. Printed per build and
+Each --ctp is NAME=PATH_TO_CTP[:LD_LIBRARY_PATH]. The commands: `--version`,
+`dump` of the program to standard output (/dev/null), the same with `-o FILE`,
+and `transpile` (grad_allreduce) into a folder; ctp fsyncs the files it writes,
+so the last two also measure the file system of --out-dir. Printed per build and
 command: the median and the minimum wall time and the median CPU time (user +
 system of the child) in milliseconds, the load average before and after, and
 the libraries each build's `ctp dump` maps (from LD_DEBUG=files).
@@ -35,7 +38,8 @@ def commands(out_dir):
     main = os.path.join(CASE, "main.json")
     return {
         "--version": ["--version"],
-        "dump": ["dump", main, "--emit", "text", "-o", os.path.join(out_dir, "main.txt")],
+        "dump": ["dump", main, "--emit", "text"],
+        "dump -o": ["dump", main, "--emit", "text", "-o", os.path.join(out_dir, "main.txt")],
         "transpile": ["transpile", "--mode", "grad_allreduce", "--rank", "1", "--endpoints",
                       "10.0.0.1:6170,10.0.0.2:6171", "--startup", startup, "--main", main,
                       "-o", os.path.join(out_dir, "transpiled")],
@@ -60,7 +64,8 @@ def run_once(ctp, args, env):
     """Wall and CPU seconds of one run of `ctp args`; raises on failure."""
     start = time.perf_counter()
     pid = os.posix_spawn(ctp, [ctp] + args, env,
-                         file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)])
+                         file_actions=[(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+                                       (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0)])
     _, status, usage = os.wait4(pid, 0)
     wall = time.perf_counter() - start
     if os.waitstatus_to_exitcode(status) != 0:
@@ -88,10 +93,13 @@ def main():
                         help="NAME=PATH_TO_CTP[:LD_LIBRARY_PATH], once per build")
     parser.add_argument("--runs", type=int, default=40, help="runs of each command per build")
     parser.add_argument("--warmup", type=int, default=3, help="unrecorded runs first")
+    parser.add_argument("--out-dir", default=None,
+                        help="where dump -o and transpile write (default: the system's temporary "
+                             "folder); ctp fsyncs what it writes, so the file system matters")
     a = parser.parse_args()
     builds = [parse_build(t) for t in a.ctp]
 
-    with tempfile.TemporaryDirectory(prefix="ctp_startup_") as out_dir:
+    with tempfile.TemporaryDirectory(prefix="ctp_startup_", dir=a.out_dir) as out_dir:
         cmds = commands(out_dir)
         for name, ctp, env in builds:
             for args in cmds.values():
@@ -108,7 +116,8 @@ def main():
 
     print(f"load average before {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}, "
           f"after {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}; "
-          f"{os.cpu_count()} CPUs; {a.runs} runs of each command per build, interleaved")
+          f"{os.cpu_count()} CPUs; {a.runs} runs of each command per build, interleaved; "
+          f"outputs in {out_dir}")
     print()
     print("| build | command | median wall ms | min wall ms | median CPU ms |")
     print("|---|---|---|---|---|")
