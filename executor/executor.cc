@@ -2,6 +2,7 @@
 
 #include <unordered_set>
 
+#include "executor/finite_check.h"
 #include "executor/op_profile.h"
 #include "executor/runtime/backend_library.h"
 #include "ops/cpu/link_anchor.h"
@@ -96,6 +97,7 @@ void Executor::verify_schedule_once() {
 
 void Executor::run(Scope& scope) {
   verify_schedule_once();
+  current_scope_ = &scope;
   OpProfile* profile = services_.profile;
   if (profile) profile->begin_step(block_);
   for (const PlannedStep& planned : plan_) {
@@ -109,6 +111,7 @@ void Executor::run(Scope& scope) {
       if (profile) profile->before_op(planned.first);
       (*step.kernel)(ctx);
       if (profile) profile->after_op(planned.first);
+      if (services_.check_finite) check_finite(*step.op);
     } catch (const std::exception& e) {
       // Kernels name their op through ctx.where(); lower layers (tensors,
       // communicators) do not, so the executor adds the place.
@@ -131,6 +134,15 @@ void Executor::run_batch(const PlannedStep& step, Scope& scope) {
     if (profile) profile->before_op(step.first);
     (*step.batch)(ops);
     if (profile) profile->after_ops(step.first, step.count);
+    // Independent ops: none read another's output, so the first in order
+    // with a non-finite output produced it.
+    if (services_.check_finite)
+      for (const KernelContext& ctx : ops)
+        try {
+          check_finite(ctx.op());
+        } catch (const std::exception& e) {
+          throw Error(ctx.where() + e.what());
+        }
   } catch (const std::exception& e) {
     for (const KernelContext& ctx : ops)
       if (starts_with(e.what(), ctx.where())) throw;
@@ -139,6 +151,12 @@ void Executor::run_batch(const PlannedStep& step, Scope& scope) {
                 std::to_string(step.count) + " '" + steps_[step.first].op->type +
                 "' run as one batch): " + e.what());
   }
+}
+
+void Executor::check_finite(const Op& op) {
+  if (auto bad = non_finite_output(op, *current_scope_, services_.device_session))
+    throw Error("step " + std::to_string(services_.step + 1) + ": " + *bad +
+                " [check_nan_inf: the first op of the step to produce one]");
 }
 
 std::vector<Tensor> Executor::run(Scope& scope, std::vector<Tensor> feeds) {

@@ -57,6 +57,8 @@ class Executor {
     const BatchKernelFn* batch;
   };
   void verify_schedule_once();
+  // Throws when `op` wrote a non-finite value (RunServices::check_finite).
+  void check_finite(const Op& op);
   void run_batch(const PlannedStep& step, Scope& scope);
 
   const Block& block_;
@@ -65,6 +67,7 @@ class Executor {
   std::vector<PlannedStep> plan_;
   CollectiveSchedule collectives_;
   bool schedule_checked_ = false;
+  Scope* current_scope_ = nullptr;  // the scope of the step running now
 };
 
 // Vars of the block that some op reads before any op writes them and that are

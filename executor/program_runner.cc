@@ -5,6 +5,7 @@
 #include <random>
 #include <unordered_set>
 
+#include "executor/finite_check.h"
 #include "executor/runtime/float16.h"
 #include "program_ir/op_role.h"
 
@@ -176,8 +177,10 @@ RunServices ProgramRunner::services_for(const ProgramRunOptions& options) {
   services.device = options.device;
   services.comms = options.comms;
   services.device_context = options.runtime ? options.runtime->context() : nullptr;
+  services.device_session = options.runtime ? options.runtime->session() : nullptr;
   services.seed = options.seed;
   services.batch_ops = options.batch_ops;
+  services.check_finite = options.check_finite;
   return services;
 }
 
@@ -222,6 +225,15 @@ Fetched ProgramRunner::run_step() {
     out.emplace_back(fetch_[i],
                      options_.runtime ? options_.runtime->to_host(*t, options_.comms) : *t);
   }
+  if (options_.stop_when_not_finite)
+    for (const auto& [name, value] : out)
+      if (auto bad = non_finite_value(value)) {
+        const auto source = first_non_finite_op(main_block_, scope_, main_.services().device_session);
+        throw Error("step " + std::to_string(steps_) + ": fetched '" + name + "' " + *bad +
+                    (source ? "; the first op whose output holds a non-finite value: " + *source
+                            : std::string()) +
+                    " (with check_nan_inf the run stops at the op that produces the first one)");
+      }
   return out;
 }
 

@@ -36,6 +36,12 @@ struct ProgramRunOptions {
   // RunServices::batch_ops: independent ops of one type in one call where
   // the device has a batch kernel for them (same results either way).
   bool batch_ops = true;
+  // RunServices::check_finite: every op's outputs checked for NaN/Inf.
+  bool check_finite = false;
+  // A fetched value that is not finite (a diverged loss) ends the run:
+  // run_step throws naming the step and the first op whose output holds a
+  // non-finite value.
+  bool stop_when_not_finite = true;
 };
 
 using Fetched = std::vector<std::pair<std::string, Tensor>>;

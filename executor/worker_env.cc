@@ -83,6 +83,16 @@ std::chrono::milliseconds timeout_from_text(const std::string& text, const std::
   }
 }
 
+std::optional<bool> boolean_variable(const Environment& env, const std::string& name) {
+  const std::string* v = lookup(env, name);
+  if (!v) return std::nullopt;
+  for (const char* yes : {"1", "true", "True", "TRUE", "yes"})
+    if (*v == yes) return true;
+  for (const char* no : {"", "0", "false", "False", "FALSE", "no"})
+    if (*v == no) return false;
+  throw Error("environment variable " + name + "='" + *v + "' is not 1/true or 0/false");
+}
+
 Environment environment_from(const char* const* envp) {
   Environment env;
   for (; envp && *envp; ++envp) {

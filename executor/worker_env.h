@@ -54,6 +54,11 @@ std::chrono::milliseconds timeout_from_seconds(double seconds, const std::string
 // The same from text ("2.5"), as CTP_COMM_TIMEOUT holds it.
 std::chrono::milliseconds timeout_from_text(const std::string& text, const std::string& what);
 
+// A yes/no variable as Paddle's flags take them (FLAGS_check_nan_inf=1):
+// 1/true/True/yes and 0/false/False/no/empty; nullopt when unset. Throws
+// ctp::Error naming the variable on anything else.
+std::optional<bool> boolean_variable(const Environment& env, const std::string& name);
+
 // Throws ctp::Error naming the variable(s) on malformed or conflicting
 // values, or on values that contradict each other (rank >= world size,
 // an endpoint list of the wrong length, a current endpoint not in it).

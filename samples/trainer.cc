@@ -13,6 +13,7 @@
 #include "executor/runtime/communicator.h"
 #include "executor/runtime/device_runtime.h"
 #include "executor/executor.h"
+#include "executor/finite_check.h"
 #include "executor/runtime/npy.h"
 #include "executor/op_profile.h"
 #include "executor/thread_group_driver.h"
@@ -76,6 +77,7 @@ class LocalWorkers {
     RunServices base;
     base.device = o.device;
     base.batch_ops = o.batch_ops;
+    base.check_finite = o.check_finite;
     std::vector<RunServices*> services;
     if (threads == 1) {
       manager_ = std::make_unique<CommunicatorManager>(comm);
@@ -95,6 +97,7 @@ class LocalWorkers {
       w->runtime = runtimes_[static_cast<std::size_t>(i)].get();
       RunServices& s = *services[static_cast<std::size_t>(i)];
       s.device_context = w->runtime->context();
+      s.device_session = w->runtime->session();
       s.seed = o.seed + (distinct ? static_cast<uint64_t>(w->index) : 0);
       w->startup = std::make_unique<Executor>(programs.startup, s);
       w->main = std::make_unique<Executor>(programs.main, s);
@@ -121,6 +124,20 @@ class LocalWorkers {
   std::unique_ptr<DeviceThreads> threads_;
   std::vector<std::unique_ptr<Worker>> workers_;
 };
+
+// A diverged run (the loss NaN or infinite) stops with the step and the
+// first op whose output went bad, instead of training on to rc 0.
+void stop_unless_finite(Worker& w, const MlpPrograms& programs, int64_t step, const Tensor& loss) {
+  const auto bad = non_finite_value(loss);
+  if (!bad) return;
+  const auto source = first_non_finite_op(programs.main.global_block(), w.scope,
+                                          w.main->services().device_session);
+  throw Error("step " + std::to_string(step + 1) + ", worker " + std::to_string(w.index) +
+              ": the loss '" + programs.loss + "' " + *bad +
+              (source ? "; the first op whose output holds a non-finite value: " + *source
+                      : std::string()) +
+              " (--check-nan-inf stops at the op that produces the first one)");
+}
 
 double scalar(const Tensor& t) {
   return t.dtype() == DataType::FP64 ? t.data<double>()[0] : t.data<float>()[0];
@@ -323,8 +340,9 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
       w.runtime->bind(w.scope, programs.input, b.features);
       w.runtime->bind(w.scope, programs.label, b.labels);
       w.main->run(w.scope);
-      step_losses[static_cast<std::size_t>(w.index - o.rank * threads)] =
-          scalar(w.runtime->to_host(w.scope.get(programs.loss), w.main->services().comms));
+      const Tensor loss = w.runtime->to_host(w.scope.get(programs.loss), w.main->services().comms);
+      stop_unless_finite(w, programs, step, loss);
+      step_losses[static_cast<std::size_t>(w.index - o.rank * threads)] = scalar(loss);
     });
     double mean = 0;
     for (double l : step_losses) mean += l / static_cast<double>(step_losses.size());

@@ -48,6 +48,10 @@ struct TrainerOptions {
   std::string save_params_dir;   // when set: DIR/worker<g>/<param>.npy after training
   bool profile = false;          // time every op of worker 0's main program; print after training
   bool batch_ops = true;         // RunServices::batch_ops (off: every op alone, for comparison)
+  // RunServices::check_finite: stop at the first op that writes NaN/Inf.
+  // Without it, a loss that is not finite still stops training, naming the
+  // step and the first op whose output holds a non-finite value.
+  bool check_finite = false;
 };
 
 struct TrainerReport {

@@ -96,6 +96,9 @@ void apply_identity(const Args& a, ctp::samples::TrainerOptions& o) {
   } else if (id.comm_timeout) {
     o.timeout = *id.comm_timeout;
   }
+  o.check_finite = o.check_finite ||
+                   ctp::boolean_variable(ctp::environment_from(environ), "FLAGS_check_nan_inf")
+                       .value_or(false);
   const int local_rank = id.local_rank;
   const int gpu = id.selected_gpus.empty() ? local_rank : id.selected_gpus.front();
   o.device = a.device == "gpu" ? ctp::Device{ctp::DeviceKind::CUDA, gpu} : ctp::Device{};
@@ -184,6 +187,10 @@ int main(int argc, char** argv) {
   app.add_flag("--profile", o.profile,
                "time every op of worker 0's main program (device time on a GPU) and print the "
                "most expensive after training; the first step is not counted");
+  app.add_flag("--check-nan-inf", o.check_finite,
+               "check every op's outputs for NaN/Inf and stop at the first op that writes one "
+               "(slow; also FLAGS_check_nan_inf=1); without it a loss that is not finite still "
+               "stops training, naming the first op whose output holds one");
   app.add_flag_callback("--no-op-batching", [&o] { o.batch_ops = false; },
                "run every op alone, even where the device has one kernel call for a run of "
                "independent ops of one type (the same results; to compare the two)");

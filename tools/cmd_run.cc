@@ -43,6 +43,7 @@ struct RunArgs {
   int threads = 1;
   bool profile = false;
   bool batch_ops = true;
+  bool check_nan_inf = false;
 };
 
 std::string with_rank(std::string path, int rank) {
@@ -88,6 +89,9 @@ void run(const RunArgs& a) {
   options.batch = a.batch;
   options.fetch = a.fetch;
   options.batch_ops = a.batch_ops;
+  const Environment env = environment_from(environ);
+  options.check_finite =
+      a.check_nan_inf || boolean_variable(env, "FLAGS_check_nan_inf").value_or(false);
   const int gpu = id.selected_gpus.empty() ? id.local_rank : id.selected_gpus.front();
   options.device = a.device == "gpu" ? Device{DeviceKind::CUDA, gpu} : Device{};
   for (const std::string& spec : a.feeds) {
@@ -207,6 +211,10 @@ const CommandRegistrar registrar([](CLI::App& app) {
   cmd->add_flag("--profile", args->profile,
                 "Time every op of the main program (device time on a GPU) and print the most "
                 "expensive after the run; the first step is not counted");
+  cmd->add_flag("--check-nan-inf", args->check_nan_inf,
+                "Check every op's outputs for NaN/Inf and stop at the first op that writes one "
+                "(slow; also FLAGS_check_nan_inf=1). Without it a fetched value that is not "
+                "finite still stops the run, naming the first op whose output holds one");
   cmd->add_flag_callback("--no-op-batching", [args] { args->batch_ops = false; },
                 "Run every op alone, even where the device has one kernel call for a run of "
                 "independent ops of one type (the same results; to compare the two)");

@@ -32,6 +32,8 @@ class DeviceRuntime {
   Device device() const { return device_; }
   // For RunServices::device_context: null on the CPU.
   DeviceContext* context() const { return session_->context(); }
+  // For RunServices::device_session.
+  DeviceSession* session() const { return session_.get(); }
 
   // Sets scope var `name` to `value` on this device. On a GPU the var's
   // device buffer is reused when dtype and shape match (so feeding a batch

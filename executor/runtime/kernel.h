@@ -15,6 +15,7 @@ namespace ctp {
 
 class CommunicatorManager;  // executor/runtime/communicator.h
 class DeviceContext;        // per-device streams; CPU runs need none
+class DeviceSession;        // executor/runtime/device_backend.h
 class OpProfile;            // executor/op_profile.h
 
 // The tensors a caller binds to `feed` ops and receives from `fetch` ops, by
@@ -36,6 +37,9 @@ struct RunServices {
   Device device;
   CommunicatorManager* comms = nullptr;  // null when the run uses no collectives
   DeviceContext* device_context = nullptr;
+  // The device's session (device_backend.h), for host copies of device
+  // values (check_finite); null on the CPU or when the caller has none.
+  DeviceSession* device_session = nullptr;
   // Random initializers whose `seed` attribute is 0 derive their seed from
   // this, the op's first output name and `step`; give ranks different seeds
   // to make them initialise differently.
@@ -54,6 +58,11 @@ struct RunServices {
   // Runs of independent ops of one type with a batch kernel go to it as one
   // call (executor/op_batching.h); off, every op runs alone. Same results.
   bool batch_ops = true;
+  // After every op, its floating-point outputs are checked for NaN and Inf
+  // (Paddle's FLAGS_check_nan_inf); the first op that wrote one is an error
+  // naming the step, the op, the output and the element. Off by default: it
+  // reads every output (on a GPU, copies it to the host).
+  bool check_finite = false;
 };
 
 class KernelContext {
