@@ -202,6 +202,10 @@ WorkerIdentity worker_identity(const Environment& env) {
     id.master_port = p;
   }
 
+  if (const std::string* job = lookup(env, "CTP_JOB_ID"))
+    id.job_id = *job;
+  else if (const std::string* run = lookup(env, "TORCHELASTIC_RUN_ID"))
+    id.job_id = *run;
   if (const std::string* t = lookup(env, "CTP_COMM_TIMEOUT"))
     id.comm_timeout = timeout_from_text(*t, "CTP_COMM_TIMEOUT");
   return id;

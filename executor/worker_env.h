@@ -7,7 +7,9 @@
 //   Open MPI: OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK,
 //             OMPI_COMM_WORLD_LOCAL_SIZE
 //   Slurm:    SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID
-//   ctp:      CTP_COMM_TIMEOUT (seconds), set by `ctp launch --timeout`
+//   ctp:      CTP_COMM_TIMEOUT (seconds), set by `ctp launch --timeout`;
+//             CTP_JOB_ID, set by `ctp launch` (else torchrun's
+//             TORCHELASTIC_RUN_ID): the job's identity at rendezvous
 // Values that disagree between Paddle, torchrun and Open MPI are an error
 // naming both variables. Slurm's describe the allocation's task, which is
 // mpirun's or torchrun's daemon when one of those runs inside Slurm, so they
@@ -39,6 +41,7 @@ struct WorkerIdentity {
   std::optional<std::string> master_addr;
   std::optional<int> master_port;
   std::optional<std::chrono::milliseconds> comm_timeout;
+  std::string job_id;  // CTP_JOB_ID, else TORCHELASTIC_RUN_ID; empty when neither is set
   // The conventions found, in the order above ("paddle", "torchrun", ...).
   std::vector<std::string> sources;
 };

@@ -70,6 +70,7 @@ class LocalWorkers {
   LocalWorkers(const TrainerOptions& o, int threads, const MlpPrograms& programs) {
     CommOptions comm;
     comm.timeout = o.timeout;
+    comm.job_id = o.job_id;
     // CUDA: one GPU per device thread, from the process's first.
     for (int i = 0; i < threads; ++i)
       runtimes_.push_back(std::make_unique<DeviceRuntime>(

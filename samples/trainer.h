@@ -43,6 +43,7 @@ struct TrainerOptions {
   int world_size = 1;
   std::vector<std::string> endpoints;
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
+  std::string job_id;            // CommOptions::job_id (CTP_JOB_ID from ctp launch)
   Device device;                 // the first device thread's; CUDA threads take index + i
   int log_every = 1;             // per-step lines (progress bar and loss), process 0 only
   std::string save_params_dir;   // when set: DIR/worker<g>/<param>.npy after training

@@ -87,6 +87,7 @@ void apply_identity(const Args& a, ctp::samples::TrainerOptions& o) {
   o.rank = a.rank.value_or(id.rank);
   o.world_size = a.world_size.value_or(id.world_size);
   o.endpoints = a.endpoints.empty() ? id.endpoints : a.endpoints;
+  o.job_id = id.job_id;
   if (a.timeout_s) {
     try {
       o.timeout = ctp::timeout_from_seconds(*a.timeout_s, "--timeout");

@@ -2,13 +2,15 @@
 // workers get Paddle's and torchrun's variables and their output is
 // prefixed; a failing worker stops the others; a worker killed in the
 // middle of all-reduces is named by the survivors (within the configured
-// timeout) and by the launcher; two launchers form one two-node job.
+// timeout) and by the launcher; two launchers form one two-node job; each
+// launch is a job of its own, and two jobs on the same ports stay apart.
 #include <gtest/gtest.h>
 #include <signal.h>
 
 #include <future>
 
 #include "executor/rendezvous/rendezvous_socket.h"
+#include "tests/executor_process_util.h"
 #include "tests/launch_test_util.h"
 
 namespace {
@@ -158,6 +160,69 @@ TEST(Launch, TwoNodesOnOneMachineFormOneJob) {
   ASSERT_TRUE(run1.exited && run1.code == 0) << run1.output;
   EXPECT_TRUE(has(run0.output, "[rank 1] comm-check: 2 steps agree across 4 ranks")) << run0.output;
   EXPECT_TRUE(has(run1.output, "[rank 3] comm-check: 2 steps agree across 4 ranks")) << run1.output;
+}
+
+// Every worker of one launch gets the same CTP_JOB_ID; another launch gets
+// another; a launcher started with CTP_JOB_ID passes its own on.
+TEST(Launch, EveryWorkerOfALaunchSharesItsJobId) {
+  auto job_ids = [] {
+    CliRun run = run_ctp({"launch", "--nproc", "2", "--", "sh", "-c", "echo \"job=$CTP_JOB_ID\""});
+    EXPECT_TRUE(run.exited && run.code == 0) << run.output;
+    return std::make_pair(field(line_starting(run.output, "[rank 0] job="), "job"),
+                          field(line_starting(run.output, "[rank 1] job="), "job"));
+  };
+  auto first = job_ids(), second = job_ids();
+  EXPECT_FALSE(first.first.empty());
+  EXPECT_EQ(first.first, first.second);
+  EXPECT_EQ(second.first, second.second);
+  EXPECT_NE(first.first, second.first);
+  ASSERT_EQ(::setenv("CTP_JOB_ID", "nightly-7", 1), 0);
+  auto given = job_ids();
+  ::unsetenv("CTP_JOB_ID");
+  EXPECT_EQ(given, std::make_pair(std::string("nightly-7"), std::string("nightly-7")));
+}
+
+// Two jobs started on the same --base-port used to mix: one job's rank 0
+// gave its ring id to the other job's rank 1 (issue 20 item 3). Here job B's
+// rank 1 holds port base+1, waiting for B's rank 0 (held back by a file);
+// job A's rank 0 reaches it first. A must fail at once naming both jobs,
+// and B, once its rank 0 starts, must train as if A had never come.
+TEST(Launch, TwoJobsOnTheSamePortsStayApart) {
+  int base = 0;
+  for (int tries = 0; tries < 20 && base == 0; ++tries) {
+    int p = ctp::net::pick_free_port();
+    try {
+      if (p < 65535) ctp::net::listen_on("127.0.0.1", p + 1, "probe");
+      base = p;
+    } catch (const ctp::Error&) {
+    }
+  }
+  ASSERT_NE(base, 0);
+  ctp::test::TempDir dir("two_jobs");
+  const std::string go = dir / "go";
+  const std::string check = std::string(CTP_CLI_PATH) + " comm-check --steps 2";
+  auto job_b = std::async(std::launch::async, [&] {
+    return run_ctp({"launch", "--nproc", "2", "--base-port", std::to_string(base), "--timeout",
+                    "20", "--", "sh", "-c",
+                    "if [ \"$RANK\" = 0 ]; then while [ ! -e " + go +
+                        " ]; do sleep 0.05; done; fi; exec " + check});
+  });
+  CliRun job_a = run_ctp({"launch", "--nproc", "2", "--base-port", std::to_string(base),
+                          "--timeout", "8", "--grace", "1", "--", "sh", "-c",
+                          "if [ \"$RANK\" = 1 ]; then exec sleep 15; fi; exec " + check});
+  std::ofstream(go).put('\n');
+  CliRun b = job_b.get();
+  EXPECT_TRUE(job_a.exited && job_a.code == 1) << job_a.output;
+  EXPECT_TRUE(has(job_a.output, "[rank 0] ctp: error: ")) << job_a.output;
+  EXPECT_TRUE(has(job_a.output, "rank 0 could not deliver the unique id: 127.0.0.1:" +
+                                    std::to_string(base + 1) + " is held by a worker of another job"))
+      << job_a.output;
+  EXPECT_TRUE(has(job_a.output, "give each its own --base-port")) << job_a.output;
+  EXPECT_LT(job_a.seconds, 6.0) << job_a.output;
+  EXPECT_TRUE(b.exited && b.code == 0) << b.output;
+  for (int r : {0, 1})
+    EXPECT_TRUE(has(b.output, "[rank " + std::to_string(r) + "] comm-check: 2 steps agree across 2 ranks"))
+        << b.output;
 }
 
 }  // namespace

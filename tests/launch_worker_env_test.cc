@@ -63,6 +63,14 @@ TEST(LaunchWorkerEnv, TorchrunVariables) {
   EXPECT_EQ(id.sources, (std::vector<std::string>{"torchrun"}));
 }
 
+// The job's identity at rendezvous: ctp launch's CTP_JOB_ID, else
+// torchrun's run id; none when neither is set.
+TEST(LaunchWorkerEnv, JobId) {
+  EXPECT_EQ(worker_identity({}).job_id, "");
+  EXPECT_EQ(worker_identity({{"TORCHELASTIC_RUN_ID", "r1"}}).job_id, "r1");
+  EXPECT_EQ(worker_identity({{"CTP_JOB_ID", "c1"}, {"TORCHELASTIC_RUN_ID", "r1"}}).job_id, "c1");
+}
+
 TEST(LaunchWorkerEnv, OpenMpiAndSlurm) {
   WorkerIdentity mpi = worker_identity({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "4"},
                                         {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},

@@ -2,7 +2,8 @@
 // 127.0.0.1 with short timeouts: delivery to every peer, a peer that comes
 // up late (rank 0 retries), a peer that never comes up (the error names its
 // endpoint within the timeout), a port in use, strangers on the port, and
-// the store's liveness tracking of a client that dies.
+// ranks of another job (refused at once), and the store's liveness
+// tracking of a client that dies.
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -165,6 +166,29 @@ TEST(Rendezvous, StrangersOnThePortDoNotBreakTheExchange) {
   stranger->close();
   send_unique_id({self}, "real-id", options);
   EXPECT_EQ(receiver.get(), "real-id");
+}
+
+// Two jobs on the same ports (issue 20 item 3): a receiver takes the id only
+// from rank 0 of its own job. Rank 0 of the other job fails at once, naming
+// both jobs, and the receiver keeps waiting for its own rank 0.
+TEST(Rendezvous, AWorkerOfAnotherJobIsRefusedAndTheSenderFailsAtOnce) {
+  Endpoint self = free_local_endpoint();
+  IdExchangeOptions ours{5s, 20ms, "job-a"};
+  auto receiver = std::async(std::launch::async, [&] { return receive_unique_id(self, ours); });
+  IdExchangeOptions theirs{5s, 20ms, "job-b"};
+  auto start = std::chrono::steady_clock::now();
+  try {
+    send_unique_id({self}, "job-b's id", theirs);
+    FAIL() << "rank 0 of job-b delivered its id to a worker of job-a";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "c_gen_nccl_id: rank 0 could not deliver the unique id: " + self.to_string() +
+                  " is held by a worker of another job (job 'job-a'; this is job 'job-b'): two "
+                  "jobs on the same ports? give each its own --base-port");
+  }
+  EXPECT_LT(seconds_since(start), 2.0);
+  send_unique_id({self}, "job-a's id", ours);
+  EXPECT_EQ(receiver.get(), "job-a's id");
 }
 
 TEST(RendezvousStore, SetGetWaitAndTokens) {

@@ -71,6 +71,7 @@ void run(const RunArgs& a) {
     throw UsageError("rank " + std::to_string(rank) + " is not in [0, world size " +
                      std::to_string(world_size) + ")");
   CommOptions comm;
+  comm.job_id = id.job_id;
   if (a.timeout_s) {
     try {
       comm.timeout = timeout_from_seconds(*a.timeout_s, "--timeout");

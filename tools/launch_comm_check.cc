@@ -53,6 +53,7 @@ void run_comm_check(const CommCheckArgs& args) {
     endpoints.push_back("127.0.0.1:" + std::to_string(net::pick_free_port()));
   }
   CommOptions options;
+  options.job_id = id.job_id;
   if (id.comm_timeout) options.timeout = *id.comm_timeout;
   CommunicatorManager comms(options);
   RunServices services;

@@ -46,8 +46,16 @@ std::string ports_text(const std::string& host, const std::vector<int>& ports) {
   return join(eps, ",");
 }
 
-// Nodes meet at node 0's store: each publishes its endpoints and reads all.
-std::vector<std::string> exchange_endpoints(const LaunchOptions& options, const std::vector<int>& ports) {
+std::string random_job_id() {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(random_token()));
+  return hex;
+}
+
+// Nodes meet at node 0's store: each publishes its endpoints and reads all;
+// node 0 publishes the job id.
+std::vector<std::string> exchange_endpoints(const LaunchOptions& options, const std::vector<int>& ports,
+                                            std::string& job_id) {
   const net::Endpoint& master = *options.master;
   std::unique_ptr<StoreServer> server;
   if (options.node_rank == 0) {
@@ -62,6 +70,7 @@ std::vector<std::string> exchange_endpoints(const LaunchOptions& options, const 
   StoreClient client(address, -1, "launcher of node " + std::to_string(options.node_rank),
                      options.timeout);
   std::string host = client.local_host();  // how the master sees this node
+  if (options.node_rank == 0) client.set("job", job_id);
   client.set("node/" + std::to_string(options.node_rank), ports_text(host, ports));
   std::vector<std::string> keys;
   for (int n = 0; n < options.nnodes; ++n) keys.push_back("node/" + std::to_string(n));
@@ -74,6 +83,7 @@ std::vector<std::string> exchange_endpoints(const LaunchOptions& options, const 
     throw Error("the launchers of node(s) " + join(missing, ", ") + " did not arrive at " +
                 master.to_string() + " within " + net::duration_text(options.timeout));
   }
+  job_id = client.get("job", options.timeout);
   std::vector<std::string> endpoints;
   for (const auto& key : keys)
     for (const auto& e : net::parse_endpoint_list(client.get(key), "a node's endpoints"))
@@ -102,10 +112,14 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Environment& inherite
 
   std::vector<int> ports = local_ports(options);
   LaunchPlan plan;
+  auto inherited_job = inherited.find("CTP_JOB_ID");
+  plan.job_id = inherited_job != inherited.end() && !inherited_job->second.empty()
+                    ? inherited_job->second
+                    : random_job_id();
   if (options.nnodes == 1) {
     for (int p : ports) plan.endpoints.push_back(net::Endpoint{"127.0.0.1", p}.to_string());
   } else {
-    plan.endpoints = exchange_endpoints(options, ports);
+    plan.endpoints = exchange_endpoints(options, ports, plan.job_id);
   }
   std::set<std::string> unique(plan.endpoints.begin(), plan.endpoints.end());
   if (unique.size() != plan.endpoints.size())
@@ -139,6 +153,7 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Environment& inherite
     char seconds[32];
     std::snprintf(seconds, sizeof(seconds), "%g", static_cast<double>(options.timeout.count()) / 1000.0);
     e["CTP_COMM_TIMEOUT"] = seconds;
+    e["CTP_JOB_ID"] = plan.job_id;
     e.emplace("PYTHONUNBUFFERED", "1");  // so Python workers' lines arrive as printed
     plan.workers.push_back(std::move(w));
   }

@@ -30,13 +30,15 @@ struct WorkerPlan {
 };
 
 struct LaunchPlan {
+  std::string job_id;                  // exported as CTP_JOB_ID to every worker
   std::vector<std::string> endpoints;  // every rank's, by rank
   std::vector<WorkerPlan> workers;     // this node's
 };
 
-// Chooses this node's endpoints (free ports, or base_port + i), and with
-// several nodes exchanges them through a store node 0 hosts at the master
-// address. `inherited` is the launcher's own environment: workers get it
+// Chooses this node's endpoints (free ports, or base_port + i) and the job
+// id (CTP_JOB_ID if the launcher has one, else random), and with several
+// nodes exchanges them through a store node 0 hosts at the master address
+// (node 0's job id wins). `inherited` is the launcher's own environment: workers get it
 // plus their variables (minus Open MPI's rank variables, which would
 // contradict them).
 LaunchPlan plan_launch(const LaunchOptions& options, const Environment& inherited);

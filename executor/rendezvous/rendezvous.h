@@ -19,10 +19,16 @@ struct IdExchangeOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
   // Pause between connection attempts to a peer that is not listening yet.
   std::chrono::milliseconds retry_interval{50};
+  // The job this rank belongs to (CTP_JOB_ID, set by ctp launch): a
+  // receiver takes the id only from rank 0 of its own job, so a worker never
+  // joins another job's ring on the same ports; a sender that reaches a
+  // worker of another job fails at once, naming both jobs.
+  std::string job_id;
 };
 
 // Rank 0's side. Returns when every peer has acknowledged the id; throws
-// ctp::Error naming the endpoints that did not, once the timeout has passed.
+// ctp::Error naming the endpoints that did not, once the timeout has passed,
+// or at once when an endpoint is held by a worker of another job.
 void send_unique_id(const std::vector<net::Endpoint>& peers, const std::string& id,
                     const IdExchangeOptions& options);
 

@@ -32,7 +32,7 @@ class TcpIdExchange final : public RingIdExchange {
     return endpoints;
   }
   static IdExchangeOptions exchange_options(const CommOptions& options) {
-    return IdExchangeOptions{options.timeout, options.retry_interval};
+    return IdExchangeOptions{options.timeout, options.retry_interval, options.job_id};
   }
 };
 

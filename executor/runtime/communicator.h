@@ -26,6 +26,9 @@ struct CommOptions {
   std::chrono::milliseconds timeout{std::chrono::seconds(300)};
   // Pause between rank 0's attempts to reach a peer that is not up yet.
   std::chrono::milliseconds retry_interval{50};
+  // The job this process belongs to (CTP_JOB_ID from ctp launch; empty when
+  // unknown): rendezvous only with ranks of the same job.
+  std::string job_id;
 };
 
 // A device's queue of work (CUDA: a cudaStream_t), opaque to the runtime.
