@@ -277,7 +277,8 @@ Var Converter::var(Json& j, const JPath& at) const {
     } else if (key == "type") {
       var.type = var_kind(*this, v, value, field);
     } else if (key == "dtype") {
-      var.dtype = var_kind(*this, v, value, field);
+      // Named as the VarType.Type it is on the wire (see DataType).
+      var.dtype = data_type_of_wire_kind(var_kind(*this, v, value, field));
     } else if (key == "shape") {
       var.shape = v.list<int64_t>(value, field, field, {},
                                   [&](Json& e, const JPath& p) { return v.int64(e, p); });

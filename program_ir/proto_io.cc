@@ -23,8 +23,8 @@ void parse_tensor_desc(Reader r, Var& var, const Place& place) {
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::tensor_desc::kDataType:
-          var.dtype = read_var_kind(read_varint_field(r, tag, start, "data_type"), place,
-                                    "TensorDesc.data_type");
+          var.dtype = data_type_of_wire_kind(read_var_kind(
+              read_varint_field(r, tag, start, "data_type"), place, "TensorDesc.data_type"));
           has_data_type = true;
           break;
         case fl::tensor_desc::kDims:

@@ -1,6 +1,7 @@
 #include "program_ir/types.h"
 
 #include <array>
+#include <cstdint>
 
 namespace ctp {
 namespace {
@@ -32,6 +33,8 @@ std::string_view to_string(VarKind kind) {
   return i < kVarKindNames.size() ? kVarKindNames[i] : "UNKNOWN_VAR_TYPE";
 }
 
+std::string_view to_string(DataType dtype) { return to_string(wire_kind_of(dtype)); }
+
 std::string_view to_string(AttrType type) {
   auto i = static_cast<std::size_t>(type);
   return i < kAttrTypeNames.size() ? kAttrTypeNames[i] : "UNKNOWN_ATTR_TYPE";
@@ -51,6 +54,13 @@ bool is_valid_var_kind(int32_t value) {
 
 bool is_valid_attr_type(int32_t value) {
   return value >= 0 && value < static_cast<int32_t>(kAttrTypeNames.size());
+}
+
+std::optional<DataType> element_type_from_number(int64_t value) {
+  if (value < 0 || value > INT32_MAX) return std::nullopt;
+  const auto dtype = static_cast<DataType>(static_cast<int32_t>(value));
+  if (element_size(dtype) == 0) return std::nullopt;
+  return dtype;
 }
 
 std::size_t element_size(DataType dtype) {
