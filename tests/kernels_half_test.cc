@@ -207,7 +207,7 @@ TEST(KernelsHalf, CastRejectsAWrongInDtypeNamingTheOp) {
     FAIL() << "in_dtype FP16 on an FP32 X must be rejected";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), HasSubstr("'cast'"));
-    EXPECT_THAT(e.what(), HasSubstr("X is FP32 but in_dtype is FP16"));
+    EXPECT_THAT(e.what(), HasSubstr("input X 'x' has dtype FP32, but in_dtype is FP16"));
   }
 }
 

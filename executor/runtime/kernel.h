@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "executor/runtime/scope.h"
+#include "ops/schema/op_context.h"
 #include "program_ir/block.h"
 
 namespace ctp {
@@ -65,60 +66,31 @@ struct RunServices {
   bool check_finite = false;
 };
 
-class KernelContext {
+// A kernel's view of its op: the op's slots, attributes and place (the
+// OpContext its rules in ops/schema/ also take), the scope's tensors and the
+// run's services.
+class KernelContext : public OpContext {
  public:
   // `op_index` (the op's position in its block, -1 when unknown) only serves
   // error messages.
   KernelContext(const Op& op, const Block& block, Scope& scope, RunServices& services,
                 int64_t op_index = -1)
-      : op_(op), block_(block), scope_(scope), services_(services), op_index_(op_index) {}
+      : OpContext(op, block, op_index), scope_(scope), services_(services) {}
 
-  const Op& op() const { return op_; }
-  const Block& block() const { return block_; }
   Scope& scope() { return scope_; }
   RunServices& services() { return services_; }
-  // The op's position in its block (-1 when unknown), for kernels that run
-  // another kernel on a scope of their own and keep its errors' place.
-  int64_t op_index() const { return op_index_; }
 
-  // Argument names of a slot; empty when the slot is absent.
-  const std::vector<std::string>& input_names(std::string_view slot) const;
-  const std::vector<std::string>& output_names(std::string_view slot) const;
   // The i-th input tensor (must be initialized) / output tensor (created on demand).
   Tensor& input(std::string_view slot, std::size_t i = 0);
   Tensor& output(std::string_view slot, std::size_t i = 0);
-  bool has_input(std::string_view slot) const { return !input_names(slot).empty(); }
-  bool has_output(std::string_view slot) const { return !output_names(slot).empty(); }
-
-  // The attribute's value, or the registry's default when the op omits it.
-  // Throws ctp::Error naming the op and attribute when neither exists.
-  const Attribute& attr(std::string_view name) const;
-  template <typename T>
-  const T& attr_as(std::string_view name) const { return attr(name).get<T>(); }
-  // The attribute (or registry default) if present, else `fallback`, read
-  // leniently across the types Paddle writers use for the same attribute
-  // (INT/LONG/BOOLEAN, FLOAT/FLOAT64, INTS/LONGS); throws ctp::Error naming
-  // the op and attribute on any other type.
-  int64_t attr_int(std::string_view name, int64_t fallback) const;
-  double attr_float(std::string_view name, double fallback) const;
-  bool attr_bool(std::string_view name, bool fallback) const;
-  std::string attr_string(std::string_view name, std::string fallback) const;
-  std::vector<int64_t> attr_ints(std::string_view name, std::vector<int64_t> fallback) const;
-  // The op's attribute or registry default, nullptr when neither exists.
-  const Attribute* find_attr(std::string_view name) const;
-
-  // An error message prefix naming this op: "block 0, op 3 'mul': ".
-  std::string where() const;
 
  private:
-  std::string bad_attr_type(std::string_view name, const Attribute& a, const char* wanted) const;
-
-  const Op& op_;
-  const Block& block_;
   Scope& scope_;
   RunServices& services_;
-  int64_t op_index_;
 };
+
+// What an op's rules see of a tensor.
+inline TensorMeta meta_of(const Tensor& t) { return {t.shape(), t.dtype()}; }
 
 using KernelFn = std::function<void(KernelContext&)>;
 // Runs several ops of one type at once, e.g. one multi-tensor launch for a

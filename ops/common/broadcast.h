@@ -1,14 +1,14 @@
-// Paddle's elementwise broadcasting: Y's dims line up with X's starting at
-// `axis` (-1: aligned to the trailing dims), roles swap when Y has the higher
-// rank, and then any dim of size 1 stretches to the other's size (numpy).
+// How kernels on every device walk a broadcast: the element strides of X and
+// Y over Out's dims, from the shapes an op's rules aligned (meta::Broadcast,
+// which also did all the checking), and a row-major walk over them for the
+// host. reduce_mean is the same walk with Out's strides on the Y side.
 #pragma once
 #include <cstdint>
 #include <vector>
 
-#include "executor/runtime/kernel.h"
-#include "ops/common/sum_order.h"
+#include "ops/schema/meta_math.h"
 
-namespace ctp::cpu {
+namespace ctp {
 
 struct BroadcastPlan {
   std::vector<int64_t> out_shape;
@@ -18,9 +18,7 @@ struct BroadcastPlan {
   bool same_shape = false;  // X, Y and Out have one shape: plain element loops
 };
 
-// Throws ctp::Error naming the op and both shapes when they do not broadcast.
-BroadcastPlan plan_broadcast(const KernelContext& ctx, const std::vector<int64_t>& x_shape,
-                             const std::vector<int64_t>& y_shape, int64_t axis);
+BroadcastPlan plan_broadcast(const meta::Broadcast& shapes);
 
 // Calls f(out_offset, x_offset, y_offset) for every element of the output, in
 // row-major order.
@@ -53,46 +51,15 @@ void for_each_broadcast(const BroadcastPlan& plan, F&& f) {
   }
 }
 
-// Sums many contributions into each element of `total` (zero-filled) in
-// the order of ops/common/sum_order.h: runs of kSumRun, added in order.
-template <typename T>
-class RunSums {
- public:
-  // `per_element`: how many contributions each of the n elements gets (a
-  // broadcast gives every element as many); up to kSumRun they go straight
-  // into `total`, which is then the same sum.
-  RunSums(T* total, int64_t n, int64_t per_element)
-      : total_(total), in_runs_(per_element > kSumRun) {
-    if (!in_runs_) return;
-    run_.assign(static_cast<std::size_t>(n), T(0));
-    count_.assign(static_cast<std::size_t>(n), 0);
-  }
-  RunSums(const RunSums&) = delete;
-  RunSums& operator=(const RunSums&) = delete;
-  ~RunSums() {
-    for (std::size_t j = 0; j < run_.size(); ++j)
-      if (count_[j] != 0) total_[j] += run_[j];
-  }
-
-  void add(int64_t j, T value) {
-    if (!in_runs_) {
-      total_[j] += value;
-      return;
-    }
-    const auto k = static_cast<std::size_t>(j);
-    run_[k] += value;
-    if (++count_[k] == kSumRun) {
-      total_[k] += run_[k];
-      run_[k] = T(0);
-      count_[k] = 0;
-    }
-  }
-
- private:
-  T* total_;
-  bool in_runs_;
-  std::vector<T> run_;
-  std::vector<int64_t> count_;
+// reduce_mean as a walk over X: X's own strides on the X side, Out's (0 on
+// the reduced dims) on the Y side.
+struct Reduction {
+  BroadcastPlan plan;
+  // Out's shape as kernels store it: a full reduction without keep_dim is
+  // [1], as Paddle stored it before 2.5, where the rules say 0-D.
+  std::vector<int64_t> out_shape;
+  int64_t count = 1;  // elements of X per element of Out
 };
+Reduction plan_reduction(const meta::ReduceMeta& rules, const std::vector<int64_t>& x_shape);
 
-}  // namespace ctp::cpu
+}  // namespace ctp

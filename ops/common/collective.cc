@@ -2,68 +2,7 @@
 
 #include <cstring>
 
-#include "ops/schema/op_def.h"
-
 namespace ctp::collective {
-namespace {
-
-const Attribute* find_attr(KernelContext& ctx, std::string_view name) {
-  if (const Attribute* a = ctx.op().attr(name)) return a;
-  if (const AttrDef* def = OpRegistry::global().find_attr(ctx.op().type, name))
-    if (def->default_value) return &*def->default_value;
-  return nullptr;
-}
-
-Error missing(KernelContext& ctx, std::string_view name) {
-  return Error(ctx.where() + "attribute '" + std::string(name) + "' is missing");
-}
-
-Error wrong_type(KernelContext& ctx, std::string_view name, const Attribute& a,
-                 std::string_view expected) {
-  return Error(ctx.where() + "attribute '" + std::string(name) + "' is " +
-               std::string(to_string(a.type())) + ", expected " + std::string(expected));
-}
-
-}  // namespace
-
-int64_t int_attr(KernelContext& ctx, std::string_view name, std::optional<int64_t> fallback) {
-  const Attribute* a = find_attr(ctx, name);
-  if (!a) {
-    if (fallback) return *fallback;
-    throw missing(ctx, name);
-  }
-  if (a->type() != AttrType::INT && a->type() != AttrType::LONG && a->type() != AttrType::BOOLEAN)
-    throw wrong_type(ctx, name, *a, "INT");
-  return a->as_int64();
-}
-
-std::string string_attr(KernelContext& ctx, std::string_view name) {
-  const Attribute* a = find_attr(ctx, name);
-  if (!a) throw missing(ctx, name);
-  if (a->type() != AttrType::STRING) throw wrong_type(ctx, name, *a, "STRING");
-  return a->get<std::string>();
-}
-
-std::vector<std::string> strings_attr(KernelContext& ctx, std::string_view name, bool optional) {
-  const Attribute* a = find_attr(ctx, name);
-  if (!a) {
-    if (optional) return {};
-    throw missing(ctx, name);
-  }
-  if (a->type() != AttrType::STRINGS) throw wrong_type(ctx, name, *a, "STRINGS");
-  return a->get<std::vector<std::string>>();
-}
-
-std::vector<int64_t> ints_attr(KernelContext& ctx, std::string_view name) {
-  const Attribute* a = find_attr(ctx, name);
-  if (!a) return {};
-  if (a->type() == AttrType::INTS) {
-    const auto& v = a->get<std::vector<int32_t>>();
-    return std::vector<int64_t>(v.begin(), v.end());
-  }
-  if (a->type() == AttrType::LONGS) return a->get<std::vector<int64_t>>();
-  throw wrong_type(ctx, name, *a, "INTS");
-}
 
 CommunicatorManager& comms(KernelContext& ctx) {
   CommunicatorManager* m = ctx.services().comms;
@@ -74,12 +13,20 @@ CommunicatorManager& comms(KernelContext& ctx) {
 }
 
 Communicator& ring(KernelContext& ctx) {
-  int64_t ring_id = int_attr(ctx, "ring_id", 0);
+  const int64_t ring_id = ctx.int_attr("ring_id", 0);
   try {
     return comms(ctx).get(static_cast<int>(ring_id));
   } catch (const Error& e) {
     throw Error(ctx.where() + e.what());
   }
+}
+
+int64_t allgather_nranks(KernelContext& ctx, const Communicator& ring) {
+  const int64_t nranks = ctx.int_attr("nranks", ring.size());
+  if (nranks != ring.size())
+    ctx.fail("attribute nranks=" + std::to_string(nranks) + " but ring " +
+             std::to_string(ring.ring_id()) + " has " + std::to_string(ring.size()) + " ranks");
+  return nranks;
 }
 
 Tensor& out_like_input(KernelContext& ctx, std::size_t i, std::string_view in_slot,

@@ -60,9 +60,10 @@ void connect_ring(KernelContext& ctx, int rank, int nranks, int ring_id) {
 
 void gen_unique_id_kernel(KernelContext& ctx) {
   CommunicatorManager& m = comms(ctx);
-  const int64_t rank = int_attr(ctx, "rank", 0);
-  const std::string endpoint = string_attr(ctx, "endpoint");
-  const std::vector<std::string> others = strings_attr(ctx, "other_endpoints", true);
+  const int64_t rank = ctx.int_attr("rank", 0);
+  const std::string endpoint = ctx.string_attr("endpoint");
+  const std::vector<std::string> others =
+      ctx.strings_attr("other_endpoints", std::vector<std::string>{});
   const std::string where = ctx.where() + "rank " + std::to_string(rank) + " at " + endpoint + ": ";
   RingIdExchange* exchange = nullptr;
   try {
@@ -100,21 +101,21 @@ void comm_init_kernel(KernelContext& ctx) {
     throw Error(ctx.where() + "this process drives " + std::to_string(m.local_size()) +
                 " device threads: their rings come from c_comm_init_multitrainer or "
                 "c_comm_init_all, not c_comm_init");
-  connect_ring(ctx, static_cast<int>(int_attr(ctx, "rank")),
-               static_cast<int>(int_attr(ctx, "nranks")),
-               static_cast<int>(int_attr(ctx, "ring_id", 0)));
+  connect_ring(ctx, static_cast<int>(ctx.int_attr("rank")),
+               static_cast<int>(ctx.int_attr("nranks")),
+               static_cast<int>(ctx.int_attr("ring_id", 0)));
 }
 
 void comm_init_multitrainer_kernel(KernelContext& ctx) {
   CommunicatorManager& m = comms(ctx);
-  const int ntrainers = static_cast<int>(int_attr(ctx, "ntrainers"));
-  const int trainer_id = static_cast<int>(int_attr(ctx, "trainer_id"));
+  const int ntrainers = static_cast<int>(ctx.int_attr("ntrainers"));
+  const int trainer_id = static_cast<int>(ctx.int_attr("trainer_id"));
   if (ntrainers < 1 || trainer_id < 0 || trainer_id >= ntrainers)
     throw Error(ctx.where() + "trainer_id " + std::to_string(trainer_id) +
                 " must be in [0, ntrainers=" + std::to_string(ntrainers) + ")");
   const int local = m.local_size();
   connect_ring(ctx, trainer_id * local + m.local_rank(), ntrainers * local,
-               static_cast<int>(int_attr(ctx, "ring_id", 0)));
+               static_cast<int>(ctx.int_attr("ring_id", 0)));
 }
 
 // Local rank 0 makes the ring's id and hands it to the other threads; each
@@ -122,8 +123,8 @@ void comm_init_multitrainer_kernel(KernelContext& ctx) {
 // threads).
 void comm_init_all_kernel(KernelContext& ctx) {
   CommunicatorManager& m = comms(ctx);
-  const int ring_id = static_cast<int>(int_attr(ctx, "ring_id", 0));
-  const std::vector<int64_t> devices = ints_attr(ctx, "devices");
+  const int ring_id = static_cast<int>(ctx.int_attr("ring_id", 0));
+  const std::vector<int64_t> devices = ctx.ints_attr("devices", std::vector<int64_t>{});
   if (!devices.empty() && static_cast<int>(devices.size()) != m.local_size())
     throw Error(ctx.where() + "attribute 'devices' lists " + std::to_string(devices.size()) +
                 " device(s) but this process runs " + std::to_string(m.local_size()) +

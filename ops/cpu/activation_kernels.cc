@@ -1,6 +1,7 @@
 // relu, relu_grad and scale.
 #include "ops/cpu/cpu_kernel_util.h"
 #include "ops/cpu/float16_compute.h"
+#include "ops/schema/meta_nn.h"
 
 namespace ctp::cpu {
 namespace {
@@ -21,9 +22,7 @@ void relu(KernelContext& ctx) {
 void relu_grad(KernelContext& ctx) {
   const Tensor& dout = ctx.input("Out@GRAD");
   const Tensor& gate = ctx.has_input("Out") ? ctx.input("Out") : ctx.input("X");
-  if (gate.shape() != dout.shape())
-    throw Error(ctx.where() + "Out@GRAD " + shape_string(dout.shape()) +
-                " does not match the forward tensor " + shape_string(gate.shape()));
+  meta::relu_grad(ctx, meta_of(gate), meta_of(dout));
   Tensor& dx = ctx.output("X@GRAD");
   dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     dx.resize(dout.dtype(), dout.shape());
@@ -37,9 +36,9 @@ void relu_grad(KernelContext& ctx) {
 void scale(KernelContext& ctx) {
   const Tensor x = ctx.input("X");
   const double factor =
-      ctx.has_input("ScaleTensor") ? scalar_value(ctx.input("ScaleTensor")) : ctx.attr_float("scale", 1.0);
-  const double bias = ctx.attr_float("bias", 0.0);
-  const bool bias_after_scale = ctx.attr_bool("bias_after_scale", true);
+      ctx.has_input("ScaleTensor") ? scalar_value(ctx.input("ScaleTensor")) : ctx.float_attr("scale", 1.0);
+  const double bias = ctx.float_attr("bias", 0.0);
+  const bool bias_after_scale = ctx.bool_attr("bias_after_scale", true);
   Tensor& out = ctx.output("Out");
   dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
     out.resize(x.dtype(), x.shape());

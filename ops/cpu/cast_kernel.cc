@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/schema/meta_tensor.h"
 
 namespace ctp::cpu {
 namespace {
@@ -67,16 +68,12 @@ void store(void* p, DataType d, int64_t i, double v) {
 
 void cast(KernelContext& ctx) {
   const Tensor x = ctx.input("X");  // a handle: Out may be X
-  const DataType in = dtype_attr(ctx, "in_dtype", x.dtype());
-  const DataType out_dtype = dtype_attr(ctx, "out_dtype", x.dtype());
-  if (in != x.dtype())
-    throw Error(ctx.where() + "X is " + std::string(to_string(x.dtype())) + " but in_dtype is " +
-                std::string(to_string(in)));
+  const DataType out_dtype = meta::cast(ctx, meta_of(x)).out;
   for (DataType d : {x.dtype(), out_dtype})
     if (!castable(d))
-      throw Error(ctx.where() + "cannot cast " + std::string(to_string(x.dtype())) + " to " +
-                  std::string(to_string(out_dtype)) + ": " + std::string(to_string(d)) +
-                  " is not a numeric dtype this CPU kernel converts");
+      ctx.fail("cannot cast " + std::string(to_string(x.dtype())) + " to " +
+               std::string(to_string(out_dtype)) + ": " + std::string(to_string(d)) +
+               " is not a numeric dtype this CPU kernel converts");
   Tensor& out = ctx.output("Out");
   if (out_dtype == x.dtype()) {
     copy_tensor(x, out);

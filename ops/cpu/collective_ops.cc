@@ -4,42 +4,30 @@
 #include <cstring>
 
 #include "ops/common/collective.h"
+#include "ops/schema/meta_collective.h"
 
 namespace ctp {
 namespace {
 
 using collective::CollectiveSlots;
-using collective::int_attr;
 using collective::kLegacySlots;
 using collective::kPaddle3Slots;
 using collective::out_like_input;
 using collective::ring;
 
-std::string arg(KernelContext& ctx, std::string_view slot, std::size_t i = 0) {
-  return "'" + ctx.input_names(slot).at(i) + "'";
-}
-
 // c_broadcast (slots X, Out) and Paddle 3's broadcast (x, out).
 void broadcast_kernel(KernelContext& ctx, CollectiveSlots slots) {
   Communicator& comm = ring(ctx);
   Tensor& out = out_like_input(ctx, 0, slots.in, slots.out);
-  int root = static_cast<int>(int_attr(ctx, "root", 0));
-  try {
-    comm.broadcast(out, root);
-  } catch (const Error& e) {
-    throw Error(ctx.where() + std::string(slots.in) + "=" + arg(ctx, slots.in) + ": " + e.what());
-  }
+  int root = static_cast<int>(ctx.int_attr("root", 0));
+  collective::naming_input(ctx, slots.in, [&] { comm.broadcast(out, root); });
 }
 
 template <ReduceOp Op>
 void c_allreduce(KernelContext& ctx) {
   Communicator& comm = ring(ctx);
   Tensor& out = out_like_input(ctx);
-  try {
-    comm.all_reduce(out, Op);
-  } catch (const Error& e) {
-    throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
-  }
+  collective::naming_input(ctx, "X", [&] { comm.all_reduce(out, Op); });
 }
 
 // Several gradients reduced as one fused call (fuse_allreduce == 2).
@@ -48,25 +36,17 @@ void c_allreduce_xsum(KernelContext& ctx) {
   std::vector<Tensor*> tensors;
   for (std::size_t i = 0; i < ctx.input_names("X").size(); ++i)
     tensors.push_back(&out_like_input(ctx, i));
-  try {
-    comm.all_reduce_many(tensors, ReduceOp::Sum);
-  } catch (const Error& e) {
-    throw Error(ctx.where() + std::to_string(tensors.size()) + " tensors from X=" +
-                arg(ctx, "X") + ": " + e.what());
-  }
+  collective::naming_input(
+      ctx, "X", [&] { comm.all_reduce_many(tensors, ReduceOp::Sum); },
+      std::to_string(tensors.size()) + " tensors from ");
 }
 
 // c_allgather (slots X, Out) and Paddle 3's all_gather (x, out).
 void all_gather_kernel(KernelContext& ctx, CollectiveSlots slots) {
   Communicator& comm = ring(ctx);
   const Tensor& x = ctx.input(slots.in);
-  int64_t nranks = int_attr(ctx, "nranks", comm.size());
-  if (nranks != comm.size())
-    throw Error(ctx.where() + "attribute nranks=" + std::to_string(nranks) + " but ring " +
-                std::to_string(comm.ring_id()) + " has " + std::to_string(comm.size()) + " ranks");
-  std::vector<int64_t> shape = x.shape();
-  if (shape.empty()) shape.push_back(1);
-  shape[0] *= nranks;
+  const std::vector<int64_t> shape =
+      meta::c_allgather(ctx, meta_of(x), collective::allgather_nranks(ctx, comm));
   // X may be Out (in place); gather from a snapshot then.
   Tensor input = x;
   if (ctx.output_names(slots.out).at(0) == ctx.input_names(slots.in).at(0)) {
@@ -75,11 +55,7 @@ void all_gather_kernel(KernelContext& ctx, CollectiveSlots slots) {
   }
   Tensor& out = ctx.output(slots.out);
   out.resize(x.dtype(), shape);
-  try {
-    comm.all_gather(input, out);
-  } catch (const Error& e) {
-    throw Error(ctx.where() + std::string(slots.in) + "=" + arg(ctx, slots.in) + ": " + e.what());
-  }
+  collective::naming_input(ctx, slots.in, [&] { comm.all_gather(input, out); });
 }
 
 // c_sync_calc_stream / c_sync_comm_stream order a device's compute stream

@@ -3,9 +3,11 @@
 // broadcast along (in runs: RunSums).
 #include <algorithm>
 
-#include "ops/cpu/broadcast.h"
+#include "ops/common/broadcast.h"
 #include "ops/cpu/cpu_kernel_util.h"
 #include "ops/cpu/float16_compute.h"
+#include "ops/cpu/run_sums.h"
+#include "ops/schema/meta_math.h"
 
 namespace ctp::cpu {
 namespace {
@@ -18,10 +20,7 @@ void elementwise(KernelContext& ctx) {
   // must not free the memory still being read.
   const Tensor x = ctx.input("X");
   const Tensor y = ctx.input("Y");
-  if (x.dtype() != y.dtype())
-    throw Error(ctx.where() + "X is " + std::string(to_string(x.dtype())) + " but Y is " +
-                std::string(to_string(y.dtype())));
-  const BroadcastPlan plan = plan_broadcast(ctx, x.shape(), y.shape(), ctx.attr_int("axis", -1));
+  const BroadcastPlan plan = plan_broadcast(meta::elementwise(ctx, meta_of(x), meta_of(y)));
   Tensor& out = ctx.output("Out");
   dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
     // When Out is X or Y in place, each element is read before it is written.
@@ -43,10 +42,8 @@ void elementwise_grad(KernelContext& ctx) {
   // add/sub gradients need only the shapes of X and Y; Paddle still passes both.
   const Tensor& x = ctx.input("X");
   const Tensor& y = ctx.input("Y");
-  const BroadcastPlan plan = plan_broadcast(ctx, x.shape(), y.shape(), ctx.attr_int("axis", -1));
-  if (dout.shape() != plan.out_shape)
-    throw Error(ctx.where() + "Out@GRAD has shape " + shape_string(dout.shape()) +
-                ", expected " + shape_string(plan.out_shape));
+  const BroadcastPlan plan =
+      plan_broadcast(meta::elementwise_grad(ctx, meta_of(x), meta_of(y), meta_of(dout)));
   const int64_t out_count = dout.numel();
   dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     const T* g = dout.data<T>();

@@ -3,43 +3,23 @@
 #include <random>
 #include <string>
 
+#include "ops/common/initializer_shape.h"
 #include "ops/cpu/cpu_kernel_util.h"
 
 namespace ctp::cpu {
 namespace {
 
-// The output shape: the ShapeTensor input, else the ShapeTensorList inputs,
-// else the `shape` attribute (Paddle's precedence).
-std::vector<int64_t> requested_shape(KernelContext& ctx) {
-  std::vector<int64_t> shape;
-  if (ctx.has_input("ShapeTensor")) {
-    const Tensor& t = ctx.input("ShapeTensor");
-    for (int64_t i = 0; i < t.numel(); ++i)
-      shape.push_back(t.dtype() == DataType::INT32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i]);
-  } else if (ctx.has_input("ShapeTensorList")) {
-    for (std::size_t i = 0; i < ctx.input_names("ShapeTensorList").size(); ++i)
-      shape.push_back(static_cast<int64_t>(scalar_value(ctx.input("ShapeTensorList", i))));
-  } else {
-    shape = ctx.attr_ints("shape", {});
-  }
-  for (int64_t d : shape)
-    if (d < 0)
-      throw Error(ctx.where() + "shape " + shape_string(shape) +
-                  " has a negative dimension (set the batch size before running)");
-  return shape;
-}
-
 void fill_constant(KernelContext& ctx) {
-  const DataType dtype = dtype_attr(ctx, "dtype", DataType::FP32);
+  const DataType dtype = ctx.dtype_attr("dtype", DataType::FP32);
   Tensor& out = ctx.output("Out");
-  out.resize(dtype, requested_shape(ctx));
+  out.resize(dtype, initializer_shape(ctx));
   if (ctx.has_input("ValueTensor")) {
     fill(out, scalar_value(ctx.input("ValueTensor")));
     return;
   }
-  const std::string text = ctx.attr_string("str_value", "");
+  const std::string text = ctx.string_attr("str_value", "");
   if (text.empty()) {
-    fill(out, ctx.attr_float("value", 0.0));
+    fill(out, ctx.float_attr("value", 0.0));
     return;
   }
   try {
@@ -56,7 +36,7 @@ void fill_constant(KernelContext& ctx) {
       fill(out, std::stod(text));
     }
   } catch (const std::logic_error&) {
-    throw Error(ctx.where() + "str_value '" + text + "' is not a number");
+    ctx.fail("str_value '" + text + "' is not a number");
   }
 }
 
@@ -71,7 +51,7 @@ uint64_t splitmix64(uint64_t x) {
 // Paddle); otherwise one derived from the run's seed, the output's name and
 // the step, so that ops, ranks with different seeds and steps all differ.
 uint64_t random_seed(KernelContext& ctx) {
-  const int64_t seed = ctx.attr_int("seed", 0);
+  const int64_t seed = ctx.int_attr("seed", 0);
   if (seed != 0) return static_cast<uint64_t>(seed);
   uint64_t name_hash = 0xcbf29ce484222325ull;  // FNV-1a
   for (char c : ctx.output_names("Out").at(0)) {
@@ -106,23 +86,23 @@ void store_random(KernelContext& ctx, Tensor& out, const std::vector<double>& va
     case DataType::FP64: store<double>(out, values); return;
     case DataType::FP16: case DataType::BF16: store<uint16_t>(out, values); return;
     default:
-      throw Error(ctx.where() + "dtype " + std::string(to_string(out.dtype())) +
+      ctx.fail("dtype " + std::string(to_string(out.dtype())) +
                   " is not a floating-point type");
   }
 }
 
 void uniform_random(KernelContext& ctx) {
   Tensor& out = ctx.output("Out");
-  out.resize(dtype_attr(ctx, "dtype", DataType::FP32), requested_shape(ctx));
-  const double low = ctx.attr_float("min", -1.0);
-  const double high = ctx.attr_float("max", 1.0);
+  out.resize(ctx.dtype_attr("dtype", DataType::FP32), initializer_shape(ctx));
+  const double low = ctx.float_attr("min", -1.0);
+  const double high = ctx.float_attr("max", 1.0);
   std::mt19937_64 engine(random_seed(ctx));
   std::vector<double> values(static_cast<std::size_t>(out.numel()));
   for (double& v : values) v = low + unit_uniform(engine) * (high - low);
   // Paddle's diagonal option: diag_num entries at stride diag_step + 1.
-  const int64_t diag_num = ctx.attr_int("diag_num", 0);
-  const int64_t diag_step = ctx.attr_int("diag_step", 0);
-  const double diag_val = ctx.attr_float("diag_val", 1.0);
+  const int64_t diag_num = ctx.int_attr("diag_num", 0);
+  const int64_t diag_step = ctx.int_attr("diag_step", 0);
+  const double diag_val = ctx.float_attr("diag_val", 1.0);
   for (int64_t i = 0; i < diag_num; ++i) {
     const int64_t pos = i * diag_step + i;
     if (pos >= out.numel())
@@ -135,9 +115,9 @@ void uniform_random(KernelContext& ctx) {
 
 void gaussian_random(KernelContext& ctx) {
   Tensor& out = ctx.output("Out");
-  out.resize(dtype_attr(ctx, "dtype", DataType::FP32), requested_shape(ctx));
-  const double mean = ctx.attr_float("mean", 0.0);
-  const double stddev = ctx.attr_float("std", 1.0);
+  out.resize(ctx.dtype_attr("dtype", DataType::FP32), initializer_shape(ctx));
+  const double mean = ctx.float_attr("mean", 0.0);
+  const double stddev = ctx.float_attr("std", 1.0);
   std::mt19937_64 engine(random_seed(ctx));
   std::vector<double> values(static_cast<std::size_t>(out.numel()));
   // Box-Muller, two normals per pair of uniforms.

@@ -5,62 +5,25 @@
 #include <cmath>
 
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/schema/meta_nn.h"
 
 namespace ctp::cpu {
 namespace {
 
-// Logits viewed as [outer, classes, inner] around `axis`.
-struct ClassLayout {
-  int64_t outer, classes, inner;
-  std::vector<int64_t> loss_shape;  // logits' shape with the class dim set to 1
-};
-
-ClassLayout class_layout(KernelContext& ctx, const std::vector<int64_t>& shape) {
-  if (shape.empty()) throw Error(ctx.where() + "Logits must have rank 1 or more");
-  const auto axis = static_cast<std::size_t>(
-      normalize_axis(ctx, ctx.attr_int("axis", -1), shape.size(), "axis"));
-  ClassLayout l{product(shape, 0, axis), shape[axis], product(shape, axis + 1, shape.size()),
-                shape};
-  l.loss_shape[axis] = 1;
-  return l;
-}
-
-// The class of row (o, i), or -1 for ignore_index; ctp::Error when out of range.
-int64_t hard_label(KernelContext& ctx, const Tensor& label, const ClassLayout& l, int64_t row,
-                   int64_t ignore_index) {
-  const int64_t c = label.dtype() == DataType::INT32 ? label.data<int32_t>()[row]
-                                                     : label.data<int64_t>()[row];
-  if (c == ignore_index) return -1;
-  if (c < 0 || c >= l.classes)
-    throw Error(ctx.where() + "Label " + std::to_string(c) + " at row " + std::to_string(row) +
-                " is outside [0, " + std::to_string(l.classes) + ")");
-  return c;
-}
-
-void check_label(KernelContext& ctx, const Tensor& label, const ClassLayout& l, bool soft,
-                 const std::vector<int64_t>& logits_shape) {
-  if (soft) {
-    if (label.shape() != logits_shape)
-      throw Error(ctx.where() + "soft Label has shape " + shape_string(label.shape()) +
-                  ", expected the logits' shape " + shape_string(logits_shape));
-  } else {
-    if (label.dtype() != DataType::INT64 && label.dtype() != DataType::INT32)
-      throw Error(ctx.where() + "hard Label must be INT64 or INT32, got " +
-                  std::string(to_string(label.dtype())));
-    if (label.numel() != l.outer * l.inner)
-      throw Error(ctx.where() + "hard Label has shape " + shape_string(label.shape()) +
-                  ", expected " + shape_string(l.loss_shape));
-  }
+// The class of row (o, i), or -1 for ignore_index.
+int64_t hard_label(KernelContext& ctx, const Tensor& label,
+                   const meta::SoftmaxCrossEntropyMeta& l, int64_t row) {
+  return meta::hard_label_class(ctx, l, row,
+                                label.dtype() == DataType::INT32 ? label.data<int32_t>()[row]
+                                                                 : label.data<int64_t>()[row]);
 }
 
 void softmax_with_cross_entropy(KernelContext& ctx) {
   const Tensor& logits = ctx.input("Logits");
   const Tensor& label = ctx.input("Label");
-  const bool soft = ctx.attr_bool("soft_label", false);
-  const bool use_softmax = ctx.attr_bool("use_softmax", true);
-  const int64_t ignore_index = ctx.attr_int("ignore_index", -100);
-  const ClassLayout l = class_layout(ctx, logits.shape());
-  check_label(ctx, label, l, soft, logits.shape());
+  const meta::SoftmaxCrossEntropyMeta l =
+      meta::softmax_with_cross_entropy(ctx, meta_of(logits), meta_of(label));
+  const bool soft = l.soft_label, use_softmax = l.use_softmax;
   Tensor& softmax = ctx.output("Softmax");
   Tensor& loss = ctx.output("Loss");
   dispatch_float(logits.dtype(), ctx, "Logits", [&]<typename T>() {
@@ -97,7 +60,7 @@ void softmax_with_cross_entropy(KernelContext& ctx) {
           for (int64_t c = 0; c < l.classes; ++c) total -= soft_label[at(c)] * log_p[c];
           lp[row] = total;
         } else {
-          const int64_t c = hard_label(ctx, label, l, row, ignore_index);
+          const int64_t c = hard_label(ctx, label, l, row);
           lp[row] = c < 0 ? T(0) : -log_p[c];
         }
       }
@@ -111,14 +74,9 @@ void softmax_with_cross_entropy_grad(KernelContext& ctx) {
   const Tensor& softmax = ctx.input("Softmax");
   const Tensor& label = ctx.input("Label");
   const Tensor& dloss = ctx.input("Loss@GRAD");
-  const bool soft = ctx.attr_bool("soft_label", false);
-  const bool use_softmax = ctx.attr_bool("use_softmax", true);
-  const int64_t ignore_index = ctx.attr_int("ignore_index", -100);
-  const ClassLayout l = class_layout(ctx, softmax.shape());
-  check_label(ctx, label, l, soft, softmax.shape());
-  if (dloss.numel() != l.outer * l.inner)
-    throw Error(ctx.where() + "Loss@GRAD has shape " + shape_string(dloss.shape()) +
-                ", expected " + shape_string(l.loss_shape));
+  const meta::SoftmaxCrossEntropyMeta l = meta::softmax_with_cross_entropy_grad(
+      ctx, meta_of(softmax), meta_of(label), meta_of(dloss));
+  const bool soft = l.soft_label, use_softmax = l.use_softmax;
   Tensor& dx = ctx.output("Logits@GRAD");
   dispatch_float(softmax.dtype(), ctx, "Softmax", [&]<typename T>() {
     dx.resize(softmax.dtype(), softmax.shape());
@@ -130,7 +88,7 @@ void softmax_with_cross_entropy_grad(KernelContext& ctx) {
       for (int64_t i = 0; i < l.inner; ++i) {
         const int64_t base = o * l.classes * l.inner + i;
         const int64_t row = o * l.inner + i;
-        const int64_t hard = soft ? 0 : hard_label(ctx, label, l, row, ignore_index);
+        const int64_t hard = soft ? 0 : hard_label(ctx, label, l, row);
         for (int64_t c = 0; c < l.classes; ++c) {
           const int64_t at = base + c * l.inner;
           const T target = soft ? soft_label[at] : T(c == hard ? 1 : 0);

@@ -5,16 +5,14 @@
 #include <vector>
 
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/schema/meta_optimizer.h"
 
 namespace ctp::cpu {
 namespace {
 
-void check_same_shape(KernelContext& ctx, const Tensor& param, const Tensor& other,
+void check_like_param(KernelContext& ctx, const Tensor& param, const Tensor& other,
                       const char* slot) {
-  if (other.shape() != param.shape() || other.dtype() != param.dtype())
-    throw Error(ctx.where() + std::string(slot) + " " + shape_string(other.shape()) + " " +
-                std::string(to_string(other.dtype())) + " does not match Param " +
-                shape_string(param.shape()) + " " + std::string(to_string(param.dtype())));
+  meta::require_like_param(ctx, slot, meta_of(param), meta_of(other));
 }
 
 // The output tensor, sized like `like`; in place when it is the input itself.
@@ -28,7 +26,7 @@ T* output_like(KernelContext& ctx, const char* slot, const Tensor& like) {
 void sgd(KernelContext& ctx) {
   const Tensor param = ctx.input("Param");
   const Tensor& grad = ctx.input("Grad");
-  check_same_shape(ctx, param, grad, "Grad");
+  check_like_param(ctx, param, grad, "Grad");
   const double lr = scalar_value(ctx.input("LearningRate"));
   dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
     const T* p = param.data<T>();
@@ -43,17 +41,12 @@ void momentum(KernelContext& ctx) {
   const Tensor param = ctx.input("Param");
   const Tensor& grad = ctx.input("Grad");
   const Tensor velocity = ctx.input("Velocity");
-  check_same_shape(ctx, param, grad, "Grad");
-  check_same_shape(ctx, param, velocity, "Velocity");
+  check_like_param(ctx, param, grad, "Grad");
+  check_like_param(ctx, param, velocity, "Velocity");
   const double lr = scalar_value(ctx.input("LearningRate"));
-  const double mu = ctx.attr_float("mu", 0.0);
-  const bool nesterov = ctx.attr_bool("use_nesterov", false);
-  const std::string regularization = ctx.attr_string("regularization_method", "");
-  if (!regularization.empty() && regularization != "l2_decay")
-    throw Error(ctx.where() + "regularization_method '" + regularization +
-                "' is not supported (use '' or 'l2_decay')");
-  const double decay = regularization.empty() ? 0.0 : ctx.attr_float("regularization_coeff", 0.0);
-  const double rescale = ctx.attr_float("rescale_grad", 1.0);
+  const meta::MomentumAttrs a = meta::momentum_attrs(ctx);
+  const double mu = a.mu, decay = a.l2_decay, rescale = a.rescale_grad;
+  const bool nesterov = a.use_nesterov;
   dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
     const T* p = param.data<T>();
     const T* g = grad.data<T>();
@@ -74,7 +67,7 @@ void momentum(KernelContext& ctx) {
 double attr_or_tensor(KernelContext& ctx, const char* tensor_slot, const char* attr,
                       double fallback) {
   return ctx.has_input(tensor_slot) ? scalar_value(ctx.input(tensor_slot))
-                                    : ctx.attr_float(attr, fallback);
+                                    : ctx.float_attr(attr, fallback);
 }
 
 // Writes a one-element tensor of `like`'s dtype and shape.
@@ -96,9 +89,9 @@ void adam(KernelContext& ctx) {
   const Tensor m2 = ctx.input("Moment2");
   const Tensor beta1_pow_in = ctx.input("Beta1Pow");
   const Tensor beta2_pow_in = ctx.input("Beta2Pow");
-  check_same_shape(ctx, param, grad, "Grad");
-  check_same_shape(ctx, param, m1, "Moment1");
-  check_same_shape(ctx, param, m2, "Moment2");
+  check_like_param(ctx, param, grad, "Grad");
+  check_like_param(ctx, param, m1, "Moment1");
+  check_like_param(ctx, param, m2, "Moment2");
   const double beta1 = attr_or_tensor(ctx, "Beta1Tensor", "beta1", 0.9);
   const double beta2 = attr_or_tensor(ctx, "Beta2Tensor", "beta2", 0.999);
   const double epsilon = attr_or_tensor(ctx, "EpsilonTensor", "epsilon", 1e-8);
@@ -106,7 +99,7 @@ void adam(KernelContext& ctx) {
   const double beta2_pow = scalar_value(beta2_pow_in);
   const double lr = scalar_value(ctx.input("LearningRate"));
   const bool skip = ctx.has_input("SkipUpdate") && scalar_value(ctx.input("SkipUpdate")) != 0.0;
-  const bool global_pow = ctx.attr_bool("use_global_beta_pow", false);
+  const bool global_pow = ctx.bool_attr("use_global_beta_pow", false);
   dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
     const T* p = param.data<T>();
     const T* g = grad.data<T>();
@@ -153,13 +146,13 @@ void lamb(KernelContext& ctx) {
   const Tensor m2 = ctx.input("Moment2");
   const Tensor beta1_pow_in = ctx.input("Beta1Pow");
   const Tensor beta2_pow_in = ctx.input("Beta2Pow");
-  check_same_shape(ctx, param, grad, "Grad");
-  check_same_shape(ctx, param, m1, "Moment1");
-  check_same_shape(ctx, param, m2, "Moment2");
-  const double beta1 = ctx.attr_float("beta1", 0.9), beta2 = ctx.attr_float("beta2", 0.999);
-  const double epsilon = ctx.attr_float("epsilon", 1e-6);
-  const double weight_decay = ctx.attr_float("weight_decay", 0.01);
-  const bool adapt = weight_decay > 0 || ctx.attr_bool("always_adapt", false);
+  check_like_param(ctx, param, grad, "Grad");
+  check_like_param(ctx, param, m1, "Moment1");
+  check_like_param(ctx, param, m2, "Moment2");
+  const double beta1 = ctx.float_attr("beta1", 0.9), beta2 = ctx.float_attr("beta2", 0.999);
+  const double epsilon = ctx.float_attr("epsilon", 1e-6);
+  const double weight_decay = ctx.float_attr("weight_decay", 0.01);
+  const bool adapt = weight_decay > 0 || ctx.bool_attr("always_adapt", false);
   const double beta1_pow = scalar_value(beta1_pow_in), beta2_pow = scalar_value(beta2_pow_in);
   const double lr = scalar_value(ctx.input("LearningRate"));
   const bool skip = ctx.has_input("SkipUpdate") && scalar_value(ctx.input("SkipUpdate")) != 0.0;

@@ -2,9 +2,11 @@
 // gradients, and sum (the n-ary add that accumulates gradients).
 #include <cstring>
 
-#include "ops/cpu/broadcast.h"
+#include "ops/common/broadcast.h"
 #include "ops/cpu/cpu_kernel_util.h"
 #include "ops/cpu/float16_compute.h"
+#include "ops/cpu/run_sums.h"
+#include "ops/schema/meta_math.h"
 
 namespace ctp::cpu {
 namespace {
@@ -25,9 +27,7 @@ void mean(KernelContext& ctx) {
 void mean_grad(KernelContext& ctx) {
   const Tensor& x = ctx.input("X");
   const Tensor& dout = ctx.input("Out@GRAD");
-  if (dout.numel() != 1)
-    throw Error(ctx.where() + "Out@GRAD must have one element, has shape " +
-                shape_string(dout.shape()));
+  meta::mean_grad(ctx, meta_of(dout));
   Tensor& dx = ctx.output("X@GRAD");
   dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     dx.resize(dout.dtype(), x.shape());
@@ -38,49 +38,9 @@ void mean_grad(KernelContext& ctx) {
   });
 }
 
-// Maps every element of X to its element of the reduced output: a broadcast
-// plan over X's shape whose Y strides are the output's, 0 on reduced dims.
-struct Reduction {
-  BroadcastPlan plan;
-  std::vector<int64_t> out_shape;
-  int64_t count = 1;  // elements of X per output element
-};
-
-Reduction plan_reduction(KernelContext& ctx, const std::vector<int64_t>& shape) {
-  std::vector<bool> reduced(shape.size(), false);
-  const std::vector<int64_t> dims = ctx.attr_ints("dim", {0});
-  const bool all = ctx.attr_bool("reduce_all", false) || dims.empty();
-  for (int64_t d : dims)
-    if (!all) reduced[static_cast<std::size_t>(normalize_axis(ctx, d, shape.size(), "dim"))] = true;
-  if (all) reduced.assign(shape.size(), true);
-  const bool keep = ctx.attr_bool("keep_dim", false);
-
-  Reduction r;
-  r.plan.out_shape = shape;
-  r.plan.x_strides.assign(shape.size(), 0);
-  r.plan.y_strides.assign(shape.size(), 0);
-  int64_t x_stride = 1, out_stride = 1;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    r.plan.x_strides[d] = x_stride;
-    x_stride *= shape[d];
-    if (reduced[d]) {
-      r.count *= shape[d];
-    } else {
-      r.plan.y_strides[d] = out_stride;
-      out_stride *= shape[d];
-    }
-  }
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (!reduced[d]) r.out_shape.push_back(shape[d]);
-    else if (keep) r.out_shape.push_back(1);
-  }
-  if (r.out_shape.empty()) r.out_shape = {1};  // a full reduction without keep_dim
-  return r;
-}
-
 void reduce_mean(KernelContext& ctx) {
   const Tensor& x = ctx.input("X");
-  const Reduction r = plan_reduction(ctx, x.shape());
+  const Reduction r = plan_reduction(meta::reduce_mean(ctx, meta_of(x)), x.shape());
   Tensor& out = ctx.output("Out");
   dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
     out.resize(x.dtype(), r.out_shape);
@@ -99,10 +59,8 @@ void reduce_mean(KernelContext& ctx) {
 void reduce_mean_grad(KernelContext& ctx) {
   const Tensor& x = ctx.input("X");
   const Tensor& dout = ctx.input("Out@GRAD");
-  const Reduction r = plan_reduction(ctx, x.shape());
-  if (dout.numel() != product(r.out_shape))
-    throw Error(ctx.where() + "Out@GRAD has shape " + shape_string(dout.shape()) +
-                ", expected " + shape_string(r.out_shape));
+  const Reduction r =
+      plan_reduction(meta::reduce_mean_grad(ctx, meta_of(x), meta_of(dout)), x.shape());
   Tensor& dx = ctx.output("X@GRAD");
   dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     dx.resize(dout.dtype(), x.shape());
@@ -114,15 +72,12 @@ void reduce_mean_grad(KernelContext& ctx) {
 }
 
 void sum(KernelContext& ctx) {
-  const std::size_t n = ctx.input_names("X").size();
-  if (n == 0) throw Error(ctx.where() + "X has no inputs");
+  const std::size_t n = ctx.input_count("X");
   std::vector<Tensor> inputs;  // handles: Out is often X[0] (in-place accumulation)
+  std::vector<TensorMeta> metas;
   for (std::size_t i = 0; i < n; ++i) inputs.push_back(ctx.input("X", i));
-  for (const Tensor& t : inputs)
-    if (t.shape() != inputs[0].shape() || t.dtype() != inputs[0].dtype())
-      throw Error(ctx.where() + "inputs differ: " + shape_string(inputs[0].shape()) + " " +
-                  std::string(to_string(inputs[0].dtype())) + " vs " + shape_string(t.shape()) +
-                  " " + std::string(to_string(t.dtype())));
+  for (const Tensor& t : inputs) metas.push_back(meta_of(t));
+  meta::sum(ctx, metas);
   Tensor& out = ctx.output("Out");
   dispatch_float(inputs[0].dtype(), ctx, "X", [&]<typename T>() {
     out.resize(inputs[0].dtype(), inputs[0].shape());

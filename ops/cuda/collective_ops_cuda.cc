@@ -15,12 +15,12 @@
 // broadcasts.
 #include "ops/common/collective.h"
 #include "ops/cuda/cuda_kernel_util.h"
+#include "ops/schema/meta_collective.h"
 
 namespace ctp {
 namespace {
 
 using collective::CollectiveSlots;
-using collective::int_attr;
 using collective::kLegacySlots;
 using collective::kPaddle3Slots;
 
@@ -34,14 +34,10 @@ struct Placement {
 Placement place(KernelContext& ctx) {
   Communicator& comm = collective::ring(ctx);
   DeviceContext& dc = cuda::device_context(ctx);
-  if (ctx.attr_bool("use_calc_stream", false)) return {&comm, dc.compute_stream()};
+  if (ctx.bool_attr("use_calc_stream", false)) return {&comm, dc.compute_stream()};
   CudaStream stream = dc.comm_stream(comm.ring_id());
   dc.stream_wait(stream, dc.compute_stream());
   return {&comm, stream};
-}
-
-std::string arg(KernelContext& ctx, std::string_view slot, std::size_t i = 0) {
-  return "'" + ctx.input_names(slot).at(i) + "'";
 }
 
 // Out of an op whose output has X's dtype and shape: X itself when the op
@@ -58,11 +54,7 @@ void c_allreduce(KernelContext& ctx) {
   Placement p = place(ctx);
   Tensor& x = cuda::device_input(ctx, "X");
   Tensor& out = out_for(ctx, x);
-  try {
-    p.comm->queue_all_reduce(x, out, Op, p.queue());
-  } catch (const Error& e) {
-    throw Error(ctx.where() + "X=" + arg(ctx, "X") + ": " + e.what());
-  }
+  collective::naming_input(ctx, "X", [&] { p.comm->queue_all_reduce(x, out, Op, p.queue()); });
 }
 
 // c_broadcast (slots X, Out) and Paddle 3's broadcast (x, out).
@@ -70,11 +62,9 @@ void broadcast_kernel(KernelContext& ctx, CollectiveSlots slots) {
   Placement p = place(ctx);
   Tensor& x = cuda::device_input(ctx, slots.in);
   Tensor& out = out_for(ctx, x, 0, slots);
-  try {
-    p.comm->queue_broadcast(x, out, static_cast<int>(int_attr(ctx, "root", 0)), p.queue());
-  } catch (const Error& e) {
-    throw Error(ctx.where() + std::string(slots.in) + "=" + arg(ctx, slots.in) + ": " + e.what());
-  }
+  const int root = static_cast<int>(ctx.int_attr("root", 0));
+  collective::naming_input(ctx, slots.in,
+                           [&] { p.comm->queue_broadcast(x, out, root, p.queue()); });
 }
 
 // Several gradients in one fused call: one NCCL call when they are
@@ -91,33 +81,21 @@ void c_allreduce_xsum(KernelContext& ctx) {
     }
     tensors.push_back(&out);
   }
-  try {
-    p.comm->queue_all_reduce_many(tensors, ReduceOp::Sum, p.queue());
-  } catch (const Error& e) {
-    throw Error(ctx.where() + std::to_string(tensors.size()) + " tensors from X=" +
-                arg(ctx, "X") + ": " + e.what());
-  }
+  collective::naming_input(
+      ctx, "X", [&] { p.comm->queue_all_reduce_many(tensors, ReduceOp::Sum, p.queue()); },
+      std::to_string(tensors.size()) + " tensors from ");
 }
 
 // c_allgather (slots X, Out) and Paddle 3's all_gather (x, out).
 void all_gather_kernel(KernelContext& ctx, CollectiveSlots slots) {
   Placement p = place(ctx);
   Tensor& x = cuda::device_input(ctx, slots.in);
-  int64_t nranks = int_attr(ctx, "nranks", p.comm->size());
-  if (nranks != p.comm->size())
-    throw Error(ctx.where() + "attribute nranks=" + std::to_string(nranks) + " but ring " +
-                std::to_string(p.comm->ring_id()) + " has " + std::to_string(p.comm->size()) +
-                " ranks");
-  std::vector<int64_t> shape = x.shape();
-  if (shape.empty()) shape.push_back(1);
-  shape[0] *= nranks;
+  const std::vector<int64_t> shape =
+      meta::c_allgather(ctx, meta_of(x), collective::allgather_nranks(ctx, *p.comm));
   Tensor input = x;  // keeps X's buffer alive if Out replaces X's tensor
   Tensor& out = cuda::device_output(ctx, slots.out, 0, x.dtype(), shape);
-  try {
-    p.comm->queue_all_gather(input, out, p.queue());
-  } catch (const Error& e) {
-    throw Error(ctx.where() + std::string(slots.in) + "=" + arg(ctx, slots.in) + ": " + e.what());
-  }
+  collective::naming_input(ctx, slots.in,
+                           [&] { p.comm->queue_all_gather(input, out, p.queue()); });
 }
 
 // GPU-side waits only: the host queues an event wait and moves on.
@@ -127,7 +105,7 @@ void c_sync_calc_stream(KernelContext& ctx) {
 
 void c_sync_comm_stream(KernelContext& ctx) {
   DeviceContext& dc = cuda::device_context(ctx);
-  dc.compute_waits_for_comm(static_cast<int>(int_attr(ctx, "ring_id", 0)));
+  dc.compute_waits_for_comm(static_cast<int>(ctx.int_attr("ring_id", 0)));
 }
 
 }  // namespace

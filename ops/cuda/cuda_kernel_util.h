@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 #include "executor/cuda/device_context.h"
 #include "executor/runtime/kernel.h"
+#include "ops/common/kernel_util.h"
 #include "ops/cuda/device_kernels.h"
 
 namespace ctp {
@@ -18,22 +20,13 @@ template <> constexpr DataType data_type_of<cuda::launch::BFloat16>() { return D
 
 namespace ctp::cuda {
 
-// Calls f.template operator()<T>() with T = float, double, launch::Half or
-// launch::BFloat16 for FP32, FP64, FP16 and BF16 (the kernels mixed
-// precision runs in 16 bits); any other dtype is a ctp::Error naming the op
-// and `what`.
+// FP32, FP64, FP16 and BF16 (the kernels mixed precision runs in 16 bits),
+// with launch::Half and launch::BFloat16 for the 16-bit ones.
 template <typename F>
 void dispatch_mixed(DataType dtype, const KernelContext& ctx, const char* what, F&& f) {
-  switch (dtype) {
-    case DataType::FP32: f.template operator()<float>(); return;
-    case DataType::FP64: f.template operator()<double>(); return;
-    case DataType::FP16: f.template operator()<launch::Half>(); return;
-    case DataType::BF16: f.template operator()<launch::BFloat16>(); return;
-    default:
-      throw Error(ctx.where() + std::string(what) + " has dtype " +
-                  std::string(to_string(dtype)) +
-                  "; this CUDA kernel supports FP32, FP64, FP16 and BF16");
-  }
+  dispatch_dtype<float, double, launch::Half, launch::BFloat16>(dtype, ctx, what,
+                                                                "this CUDA kernel",
+                                                                std::forward<F>(f));
 }
 
 // 1/count as the kernels compute it for element type T (in float for FP32,

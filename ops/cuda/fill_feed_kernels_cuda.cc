@@ -11,10 +11,12 @@
 
 #include "executor/cuda/cuda_check.h"
 #include "executor/runtime/float16.h"
-#include "ops/cpu/cpu_kernel_util.h"
+#include "ops/common/feed_fetch.h"
+#include "ops/common/initializer_shape.h"
 #include "ops/cuda/batch_launch.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/device_kernels.h"
+#include "ops/schema/meta_tensor.h"
 
 namespace ctp::cuda {
 namespace {
@@ -25,13 +27,13 @@ namespace {
 void run_on_host_and_upload(KernelContext& ctx) {
   DeviceContext& dc = device_context(ctx);
   const KernelFn* cpu_kernel = KernelRegistry::global().find(ctx.op().type, DeviceKind::CPU);
-  if (!cpu_kernel) throw Error(ctx.where() + "no CPU kernel to produce the values with");
+  if (!cpu_kernel) ctx.fail("no CPU kernel to produce the values with");
   Scope host;
   for (const Slot& slot : ctx.op().inputs)
     for (const std::string& name : slot.args)
       if (const Tensor* t = ctx.scope().find(name); t && t->initialized())
         host.var(name) = t->device().kind == DeviceKind::CPU ? *t : dc.to_host(*t);
-  KernelContext host_ctx(ctx.op(), ctx.block(), host, ctx.services());
+  KernelContext host_ctx(ctx.op(), ctx.block(), host, ctx.services(), ctx.op_index());
   (*cpu_kernel)(host_ctx);
   for (const Slot& slot : ctx.op().outputs)
     for (const std::string& name : slot.args) {
@@ -51,22 +53,18 @@ void fill_16bit(Tensor& out, double value, launch::Stream s) {
 }
 
 void fill_constant(KernelContext& ctx) {
-  const DataType dtype = cpu::dtype_attr(ctx, "dtype", DataType::FP32);
+  const DataType dtype = ctx.dtype_attr("dtype", DataType::FP32);
   const bool simple = !ctx.has_input("ValueTensor") && !ctx.has_input("ShapeTensor") &&
                       !ctx.has_input("ShapeTensorList") &&
-                      ctx.attr_string("str_value", "").empty();
+                      ctx.string_attr("str_value", "").empty();
   if (!simple || (dtype != DataType::FP32 && dtype != DataType::FP64 &&
                   dtype != DataType::FP16 && dtype != DataType::BF16 &&
                   dtype != DataType::INT32 && dtype != DataType::INT64)) {
     run_on_host_and_upload(ctx);
     return;
   }
-  std::vector<int64_t> shape = ctx.attr_ints("shape", {});
-  for (int64_t d : shape)
-    if (d < 0)
-      throw Error(ctx.where() + "shape " + cpu::shape_string(shape) +
-                  " has a negative dimension (set the batch size before running)");
-  const double value = ctx.attr_float("value", 0.0);
+  const std::vector<int64_t> shape = initializer_shape(ctx);
+  const double value = ctx.float_attr("value", 0.0);
   Tensor& out = device_output(ctx, "Out", 0, dtype, shape);
   launch::Stream s = device_context(ctx).compute_stream();
   switch (dtype) {
@@ -93,11 +91,7 @@ void assign(KernelContext& ctx) {
 using CastKey = std::pair<DataType, DataType>;
 std::optional<BatchedTask<CastKey>> prepare_cast(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
-  const DataType in = cpu::dtype_attr(ctx, "in_dtype", x.dtype());
-  const DataType out_dtype = cpu::dtype_attr(ctx, "out_dtype", x.dtype());
-  if (in != x.dtype())
-    throw Error(ctx.where() + "X is " + std::string(to_string(x.dtype())) + " but in_dtype is " +
-                std::string(to_string(in)));
+  const DataType out_dtype = meta::cast(ctx, meta_of(x)).out;
   const auto floating = [](DataType d) {
     return d == DataType::FP32 || d == DataType::FP64 || d == DataType::FP16 ||
            d == DataType::BF16;
@@ -134,29 +128,11 @@ void launch_casts(KernelContext& ctx, const CastKey& key, const launch::TensorTa
 }
 
 
-std::size_t column(KernelContext& ctx) {
-  const int64_t col = ctx.attr_int("col", 0);
-  if (col < 0) throw Error(ctx.where() + "col " + std::to_string(col) + " is negative");
-  return static_cast<std::size_t>(col);
-}
-
-FeedFetchLists& lists(KernelContext& ctx) {
-  if (!ctx.services().feed_fetch)
-    throw Error(ctx.where() + "the run has no feed/fetch lists (pass feeds to Executor::run)");
-  return *ctx.services().feed_fetch;
-}
-
 // feed: the fed tensor on the GPU; a tensor fed from the host is copied into
 // the var's device buffer (the same buffer every step).
 void feed(KernelContext& ctx) {
-  const std::size_t col = column(ctx);
-  std::vector<Tensor>& feeds = lists(ctx).feed;
-  if (col >= feeds.size() || !feeds[col].initialized())
-    throw Error(ctx.where() + "nothing was fed at col " + std::to_string(col) + " (for '" +
-                ctx.output_names("Out").at(0) + "'); " + std::to_string(feeds.size()) +
-                " tensor(s) were fed");
+  const Tensor& in = fed_tensor(ctx);
   DeviceContext& dc = device_context(ctx);
-  const Tensor& in = feeds[col];
   if (in.device() == dc.device()) {
     ctx.output("Out") = in;
     return;
@@ -167,10 +143,8 @@ void feed(KernelContext& ctx) {
 
 // fetch: a host copy, taken after every stream of the device is idle.
 void fetch(KernelContext& ctx) {
-  const std::size_t col = column(ctx);
-  std::vector<Tensor>& fetched = lists(ctx).fetch;
-  if (fetched.size() <= col) fetched.resize(col + 1);
-  fetched[col] = device_context(ctx).to_host(ctx.input("X"));
+  Tensor& target = fetch_target(ctx);
+  target = device_context(ctx).to_host(ctx.input("X"));
 }
 
 }  // namespace

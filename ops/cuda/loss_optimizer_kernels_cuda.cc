@@ -1,120 +1,81 @@
 // CUDA kernels of softmax_with_cross_entropy (+grad) and the optimizers sgd,
-// momentum and adam, with the CPU kernels' checks and formulas. Scalars such
+// momentum and adam, under the rules of ops/schema/meta_nn.h and
+// meta_optimizer.h and with the CPU kernels' formulas. Scalars such
 // as the learning rate and Adam's beta powers are read on the GPU, so a step
 // never waits for the host.
 #include <bit>
 #include <initializer_list>
 #include <tuple>
 
-#include "ops/cpu/cpu_kernel_util.h"
+#include "ops/common/kernel_util.h"
 #include "ops/cuda/batch_launch.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/device_kernels.h"
+#include "ops/schema/meta_nn.h"
+#include "ops/schema/meta_optimizer.h"
 
 namespace ctp::cuda {
 namespace {
 
-using cpu::dispatch_float;
-using cpu::product;
-using cpu::shape_string;
-
 launch::Stream stream_of(KernelContext& ctx) { return device_context(ctx).compute_stream(); }
-
-struct ClassLayout {
-  int64_t outer, classes, inner;
-  std::vector<int64_t> loss_shape;
-};
-
-ClassLayout class_layout(KernelContext& ctx, const std::vector<int64_t>& shape) {
-  if (shape.empty()) throw Error(ctx.where() + "Logits must have rank 1 or more");
-  const auto axis = static_cast<std::size_t>(
-      cpu::normalize_axis(ctx, ctx.attr_int("axis", -1), shape.size(), "axis"));
-  ClassLayout l{product(shape, 0, axis), shape[axis], product(shape, axis + 1, shape.size()),
-                shape};
-  l.loss_shape[axis] = 1;
-  return l;
-}
 
 // Hard labels that arrive from the host (fed data) are checked there, as the
 // CPU kernel checks them; a label already on the GPU is not read back (an
 // out-of-range one then yields a NaN loss rather than a host round trip).
-const Tensor& checked_label(KernelContext& ctx, const ClassLayout& l, bool soft,
-                            const std::vector<int64_t>& logits_shape, int64_t ignore_index) {
+const Tensor& checked_label(KernelContext& ctx, const meta::SoftmaxCrossEntropyMeta& l) {
   const Tensor& raw = ctx.input("Label");
-  if (soft) {
-    if (raw.shape() != logits_shape)
-      throw Error(ctx.where() + "soft Label has shape " + shape_string(raw.shape()) +
-                  ", expected the logits' shape " + shape_string(logits_shape));
-    return device_input(ctx, "Label");
-  }
-  if (raw.dtype() != DataType::INT64 && raw.dtype() != DataType::INT32)
-    throw Error(ctx.where() + "hard Label must be INT64 or INT32, got " +
-                std::string(to_string(raw.dtype())));
-  if (raw.numel() != l.outer * l.inner)
-    throw Error(ctx.where() + "hard Label has shape " + shape_string(raw.shape()) +
-                ", expected " + shape_string(l.loss_shape));
-  if (raw.device().kind == DeviceKind::CPU)
+  if (!l.soft_label && raw.device().kind == DeviceKind::CPU)
     for (int64_t row = 0; row < raw.numel(); ++row) {
-      const int64_t c = raw.dtype() == DataType::INT32 ? raw.data<int32_t>()[row]
-                                                       : raw.data<int64_t>()[row];
-      if (c != ignore_index && (c < 0 || c >= l.classes))
-        throw Error(ctx.where() + "Label " + std::to_string(c) + " at row " +
-                    std::to_string(row) + " is outside [0, " + std::to_string(l.classes) + ")");
+      meta::hard_label_class(ctx, l, row,
+                             raw.dtype() == DataType::INT32 ? raw.data<int32_t>()[row]
+                                                            : raw.data<int64_t>()[row]);
     }
   return device_input(ctx, "Label");
 }
 
 void softmax_with_cross_entropy(KernelContext& ctx) {
   const Tensor logits = device_input(ctx, "Logits");
-  const bool soft = ctx.attr_bool("soft_label", false);
-  const bool use_softmax = ctx.attr_bool("use_softmax", true);
-  const int64_t ignore_index = ctx.attr_int("ignore_index", -100);
-  const ClassLayout l = class_layout(ctx, logits.shape());
-  const Tensor label = checked_label(ctx, l, soft, logits.shape(), ignore_index);
+  const meta::SoftmaxCrossEntropyMeta l =
+      meta::softmax_with_cross_entropy(ctx, meta_of(logits), meta_of(ctx.input("Label")));
+  const Tensor label = checked_label(ctx, l);
   dispatch_float(logits.dtype(), ctx, "Logits", [&]<typename T>() {
     Tensor& softmax = device_output(ctx, "Softmax", 0, logits.dtype(), logits.shape());
     Tensor& loss = device_output(ctx, "Loss", 0, logits.dtype(), l.loss_shape);
     launch::softmax_cross_entropy<T>(logits.data<T>(), label.raw_data(),
-                                     label.dtype() == DataType::INT64, soft, use_softmax,
-                                     ignore_index, softmax.data<T>(), loss.data<T>(), l.outer,
-                                     l.classes, l.inner, stream_of(ctx));
+                                     label.dtype() == DataType::INT64, l.soft_label,
+                                     l.use_softmax, l.ignore_index, softmax.data<T>(),
+                                     loss.data<T>(), l.outer, l.classes, l.inner,
+                                     stream_of(ctx));
   });
 }
 
 void softmax_with_cross_entropy_grad(KernelContext& ctx) {
   const Tensor softmax = device_input(ctx, "Softmax");
   const Tensor dloss = device_input(ctx, "Loss@GRAD");
-  const bool soft = ctx.attr_bool("soft_label", false);
-  const bool use_softmax = ctx.attr_bool("use_softmax", true);
-  const int64_t ignore_index = ctx.attr_int("ignore_index", -100);
-  const ClassLayout l = class_layout(ctx, softmax.shape());
-  const Tensor label = checked_label(ctx, l, soft, softmax.shape(), ignore_index);
-  if (dloss.numel() != l.outer * l.inner)
-    throw Error(ctx.where() + "Loss@GRAD has shape " + shape_string(dloss.shape()) +
-                ", expected " + shape_string(l.loss_shape));
+  const meta::SoftmaxCrossEntropyMeta l = meta::softmax_with_cross_entropy_grad(
+      ctx, meta_of(softmax), meta_of(ctx.input("Label")), meta_of(dloss));
+  const Tensor label = checked_label(ctx, l);
   dispatch_float(softmax.dtype(), ctx, "Softmax", [&]<typename T>() {
     Tensor& dx = device_output(ctx, "Logits@GRAD", 0, softmax.dtype(), softmax.shape());
     launch::softmax_cross_entropy_grad<T>(softmax.data<T>(), label.raw_data(),
-                                          label.dtype() == DataType::INT64, soft, use_softmax,
-                                          ignore_index, dloss.data<T>(), dx.data<T>(), l.outer,
-                                          l.classes, l.inner, stream_of(ctx));
+                                          label.dtype() == DataType::INT64, l.soft_label,
+                                          l.use_softmax, l.ignore_index, dloss.data<T>(),
+                                          dx.data<T>(), l.outer, l.classes, l.inner,
+                                          stream_of(ctx));
   });
 }
 
-void check_same_shape(KernelContext& ctx, const Tensor& param, const Tensor& other,
+void check_like_param(KernelContext& ctx, const Tensor& param, const Tensor& other,
                       const char* slot) {
-  if (other.shape() != param.shape() || other.dtype() != param.dtype())
-    throw Error(ctx.where() + std::string(slot) + " " + shape_string(other.shape()) + " " +
-                std::string(to_string(other.dtype())) + " does not match Param " +
-                shape_string(param.shape()) + " " + std::string(to_string(param.dtype())));
+  meta::require_like_param(ctx, slot, meta_of(param), meta_of(other));
 }
 
 launch::Scalar scalar_input(KernelContext& ctx, const char* slot) {
   const Tensor& t = device_input(ctx, slot);
-  if (t.numel() < 1) throw Error(ctx.where() + std::string(slot) + " is empty");
+  if (t.numel() < 1) ctx.fail(std::string(slot) + " is empty");
   if (t.dtype() != DataType::FP32 && t.dtype() != DataType::FP64)
-    throw Error(ctx.where() + std::string(slot) + " has dtype " +
-                std::string(to_string(t.dtype())) + "; the GPU kernel reads FP32 or FP64");
+    ctx.fail(std::string(slot) + " has dtype " + std::string(to_string(t.dtype())) +
+             "; the GPU kernel reads FP32 or FP64");
   return {t.raw_data(), t.dtype() == DataType::FP64};
 }
 
@@ -129,7 +90,7 @@ using SgdKey = std::tuple<DataType, const void*, bool>;
 BatchedTask<SgdKey> prepare_sgd(KernelContext& ctx) {
   const Tensor param = device_input(ctx, "Param");
   const Tensor grad = device_input(ctx, "Grad");
-  check_same_shape(ctx, param, grad, "Grad");
+  check_like_param(ctx, param, grad, "Grad");
   const launch::Scalar lr = scalar_input(ctx, "LearningRate");
   BatchedTask<SgdKey> work{{param.dtype(), lr.data, lr.fp64}, {}};
   dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
@@ -165,7 +126,7 @@ launch::OptimizerTask update_task(KernelContext& ctx, std::initializer_list<Stat
                                   TaskBytes& bytes) {
   const Tensor param = device_input(ctx, "Param");
   const Tensor grad = device_input(ctx, "Grad");
-  check_same_shape(ctx, param, grad, "Grad");
+  check_like_param(ctx, param, grad, "Grad");
   launch::OptimizerTask t;
   t.param = param.raw_data();
   t.grad = grad.raw_data();
@@ -175,7 +136,7 @@ launch::OptimizerTask update_task(KernelContext& ctx, std::initializer_list<Stat
   std::size_t k = 0;
   for (const StateSlots& slots : states) {
     const Tensor state = device_input(ctx, slots.in);
-    check_same_shape(ctx, param, state, slots.in);
+    check_like_param(ctx, param, state, slots.in);
     dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
       t.state_out[k] = output_like<T>(ctx, slots.out, state);
     });
@@ -198,16 +159,10 @@ BatchedTask<MomentumKey, launch::OptimizerTask> prepare_momentum(KernelContext& 
   TaskBytes bytes;
   const launch::OptimizerTask task = update_task(ctx, {{"Velocity", "VelocityOut"}}, bytes);
   const launch::Scalar lr = scalar_input(ctx, "LearningRate");
-  const double mu = ctx.attr_float("mu", 0.0);
-  const bool nesterov = ctx.attr_bool("use_nesterov", false);
-  const std::string regularization = ctx.attr_string("regularization_method", "");
-  if (!regularization.empty() && regularization != "l2_decay")
-    throw Error(ctx.where() + "regularization_method '" + regularization +
-                "' is not supported (use '' or 'l2_decay')");
-  const double decay = regularization.empty() ? 0.0 : ctx.attr_float("regularization_coeff", 0.0);
-  const double rescale = ctx.attr_float("rescale_grad", 1.0);
-  return {{ctx.input("Param").dtype(), lr.data, lr.fp64, std::bit_cast<uint64_t>(mu), nesterov,
-           std::bit_cast<uint64_t>(decay), std::bit_cast<uint64_t>(rescale)},
+  const meta::MomentumAttrs a = meta::momentum_attrs(ctx);
+  return {{ctx.input("Param").dtype(), lr.data, lr.fp64, std::bit_cast<uint64_t>(a.mu),
+           a.use_nesterov, std::bit_cast<uint64_t>(a.l2_decay),
+           std::bit_cast<uint64_t>(a.rescale_grad)},
           task,
           bytes};
 }
@@ -229,8 +184,8 @@ void launch_momentum(KernelContext& ctx, const MomentumKey& key,
 
 double attr_or_host_tensor(KernelContext& ctx, const char* slot, const char* attr,
                            double fallback) {
-  if (!ctx.has_input(slot)) return ctx.attr_float(attr, fallback);
-  return cpu::scalar_value(device_context(ctx).to_host(ctx.input(slot)));
+  if (!ctx.has_input(slot)) return ctx.float_attr(attr, fallback);
+  return scalar_value(device_context(ctx).to_host(ctx.input(slot)));
 }
 
 using AdamKey = std::tuple<DataType, const void*, bool, uint64_t, uint64_t, uint64_t, bool>;
@@ -243,10 +198,10 @@ BatchedTask<AdamKey, launch::OptimizerTask> prepare_adam(KernelContext& ctx) {
   const double beta2 = attr_or_host_tensor(ctx, "Beta2Tensor", "beta2", 0.999);
   const double epsilon = attr_or_host_tensor(ctx, "EpsilonTensor", "epsilon", 1e-8);
   if (ctx.has_input("SkipUpdate"))
-    throw Error(ctx.where() + "SkipUpdate is not supported by the GPU kernel");
+    ctx.fail("SkipUpdate is not supported by the GPU kernel");
   const launch::Scalar lr = scalar_input(ctx, "LearningRate");
   // The powers advance after the update that read them (same stream).
-  const bool advance = !ctx.attr_bool("use_global_beta_pow", false);
+  const bool advance = !ctx.bool_attr("use_global_beta_pow", false);
   work.key = {ctx.input("Param").dtype(), lr.data, lr.fp64, std::bit_cast<uint64_t>(beta1),
               std::bit_cast<uint64_t>(beta2), std::bit_cast<uint64_t>(epsilon), advance};
   const char* pow_in[2] = {"Beta1Pow", "Beta2Pow"};

@@ -5,27 +5,29 @@
 #include <bit>
 #include <tuple>
 
-#include "ops/cpu/broadcast.h"
-#include "ops/cpu/cpu_kernel_util.h"
+#include "ops/common/broadcast.h"
+#include "ops/common/kernel_util.h"
 #include "ops/cuda/batch_launch.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/device_kernels.h"
+#include "ops/schema/meta_math.h"
+#include "ops/schema/meta_nn.h"
+#include "ops/schema/shape_rules.h"
 
 namespace ctp::cuda {
 namespace {
 
-using cpu::shape_string;
 using launch::Binary;
 
 launch::Stream stream_of(KernelContext& ctx) { return device_context(ctx).compute_stream(); }
 
-launch::BroadcastIndex index_of(KernelContext& ctx, const cpu::BroadcastPlan& plan) {
+launch::BroadcastIndex index_of(KernelContext& ctx, const BroadcastPlan& plan) {
   launch::BroadcastIndex index;
   const std::size_t rank = plan.out_shape.size();
   if (rank > static_cast<std::size_t>(launch::kMaxDims))
-    throw Error(ctx.where() + "the GPU kernel broadcasts at most " +
-                std::to_string(launch::kMaxDims) + " dims, the output " +
-                shape_string(plan.out_shape) + " has " + std::to_string(rank));
+    ctx.fail("the GPU kernel broadcasts at most " + std::to_string(launch::kMaxDims) +
+             " dims, the output " + shape_to_string(plan.out_shape) + " has " +
+             std::to_string(rank));
   index.rank = static_cast<int>(rank);
   for (std::size_t d = 0; d < rank; ++d) {
     index.out_shape[d] = plan.out_shape[d];
@@ -47,11 +49,7 @@ template <Binary kOp>
 void elementwise(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
   const Tensor y = device_input(ctx, "Y");
-  if (x.dtype() != y.dtype())
-    throw Error(ctx.where() + "X is " + std::string(to_string(x.dtype())) + " but Y is " +
-                std::string(to_string(y.dtype())));
-  const cpu::BroadcastPlan plan =
-      cpu::plan_broadcast(ctx, x.shape(), y.shape(), ctx.attr_int("axis", -1));
+  const BroadcastPlan plan = plan_broadcast(meta::elementwise(ctx, meta_of(x), meta_of(y)));
   const launch::BroadcastIndex index = index_of(ctx, plan);
   dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), plan.out_shape);
@@ -64,11 +62,8 @@ void elementwise_grad(KernelContext& ctx) {
   const Tensor dout = device_input(ctx, "Out@GRAD");
   const Tensor x = device_input(ctx, "X");
   const Tensor y = device_input(ctx, "Y");
-  const cpu::BroadcastPlan plan =
-      cpu::plan_broadcast(ctx, x.shape(), y.shape(), ctx.attr_int("axis", -1));
-  if (dout.shape() != plan.out_shape)
-    throw Error(ctx.where() + "Out@GRAD has shape " + shape_string(dout.shape()) +
-                ", expected " + shape_string(plan.out_shape));
+  const BroadcastPlan plan =
+      plan_broadcast(meta::elementwise_grad(ctx, meta_of(x), meta_of(y), meta_of(dout)));
   const launch::BroadcastIndex index = index_of(ctx, plan);
   dispatch_mixed(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     if (kOp != Binary::Mul && ctx.has_output("X@GRAD") && ctx.has_output("Y@GRAD")) {
@@ -106,9 +101,7 @@ void relu(KernelContext& ctx) {
 void relu_grad(KernelContext& ctx) {
   const Tensor dout = device_input(ctx, "Out@GRAD");
   const Tensor gate = ctx.has_input("Out") ? device_input(ctx, "Out") : device_input(ctx, "X");
-  if (gate.shape() != dout.shape())
-    throw Error(ctx.where() + "Out@GRAD " + shape_string(dout.shape()) +
-                " does not match the forward tensor " + shape_string(gate.shape()));
+  meta::relu_grad(ctx, meta_of(gate), meta_of(dout));
   dispatch_mixed(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), dout.shape());
     launch::relu_grad<T>(dout.data<T>(), gate.data<T>(), dx.data<T>(), dout.numel(),
@@ -122,13 +115,13 @@ using ScaleKey = std::tuple<DataType, uint64_t, uint64_t, bool>;
 
 BatchedTask<ScaleKey> prepare_scale(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
-  double factor = ctx.attr_float("scale", 1.0);
+  double factor = ctx.float_attr("scale", 1.0);
   if (ctx.has_input("ScaleTensor")) {
     // A host read: ScaleTensor is rare (dynamic loss scaling).
-    factor = cpu::scalar_value(device_context(ctx).to_host(ctx.input("ScaleTensor")));
+    factor = scalar_value(device_context(ctx).to_host(ctx.input("ScaleTensor")));
   }
-  const double bias = ctx.attr_float("bias", 0.0);
-  const bool bias_after_scale = ctx.attr_bool("bias_after_scale", true);
+  const double bias = ctx.float_attr("bias", 0.0);
+  const bool bias_after_scale = ctx.bool_attr("bias_after_scale", true);
   BatchedTask<ScaleKey> work{{x.dtype(), std::bit_cast<uint64_t>(factor),
                               std::bit_cast<uint64_t>(bias), bias_after_scale}, {}};
   dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
@@ -156,17 +149,13 @@ void launch_scale(KernelContext& ctx, const ScaleKey& key, const launch::TensorT
 
 
 void sum(KernelContext& ctx) {
-  const std::size_t n = ctx.input_names("X").size();
-  if (n == 0) throw Error(ctx.where() + "X has no inputs");
-  if (n > 64) throw Error(ctx.where() + "the GPU kernel adds at most 64 inputs, got " +
-                          std::to_string(n));
+  const std::size_t n = ctx.input_count("X");
+  if (n > 64) ctx.fail("the GPU kernel adds at most 64 inputs, got " + std::to_string(n));
   std::vector<Tensor> inputs;  // handles: Out is often X[0]
+  std::vector<TensorMeta> metas;
   for (std::size_t i = 0; i < n; ++i) inputs.push_back(device_input(ctx, "X", i));
-  for (const Tensor& t : inputs)
-    if (t.shape() != inputs[0].shape() || t.dtype() != inputs[0].dtype())
-      throw Error(ctx.where() + "inputs differ: " + shape_string(inputs[0].shape()) + " " +
-                  std::string(to_string(inputs[0].dtype())) + " vs " + shape_string(t.shape()) +
-                  " " + std::string(to_string(t.dtype())));
+  for (const Tensor& t : inputs) metas.push_back(meta_of(t));
+  meta::sum(ctx, metas);
   dispatch_mixed(inputs[0].dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, inputs[0].dtype(), inputs[0].shape());
     std::vector<const T*> pointers;
@@ -187,9 +176,7 @@ void mean(KernelContext& ctx) {
 void mean_grad(KernelContext& ctx) {
   const Tensor& x = ctx.input("X");  // only its shape is read
   const Tensor dout = device_input(ctx, "Out@GRAD");
-  if (dout.numel() != 1)
-    throw Error(ctx.where() + "Out@GRAD must have one element, has shape " +
-                shape_string(dout.shape()));
+  meta::mean_grad(ctx, meta_of(dout));
   const std::vector<int64_t> shape = x.shape();
   dispatch_mixed(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), shape);
@@ -197,52 +184,24 @@ void mean_grad(KernelContext& ctx) {
   });
 }
 
-// reduce_mean's dims as a broadcast over X's shape: X contiguous, the
-// output's strides with 0 on the reduced dims (the CPU kernel's plan).
-struct Reduction {
+// reduce_mean's walk (ops/common/broadcast.h) as a launch index.
+struct DeviceReduction {
   launch::BroadcastIndex index;
   std::vector<int64_t> out_shape;
-  int64_t count = 1;  // elements of X per output element
+  int64_t count;  // elements of X per output element
 };
 
-Reduction plan_reduction(KernelContext& ctx, const std::vector<int64_t>& shape) {
-  std::vector<bool> reduced(shape.size(), false);
-  const std::vector<int64_t> dims = ctx.attr_ints("dim", {0});
-  const bool all = ctx.attr_bool("reduce_all", false) || dims.empty();
-  for (int64_t d : dims)
-    if (!all) reduced[static_cast<std::size_t>(cpu::normalize_axis(ctx, d, shape.size(), "dim"))] = true;
-  if (all) reduced.assign(shape.size(), true);
-  const bool keep = ctx.attr_bool("keep_dim", false);
-  cpu::BroadcastPlan plan;
-  plan.out_shape = shape;
-  plan.x_strides.assign(shape.size(), 0);
-  plan.y_strides.assign(shape.size(), 0);
-  Reduction r;
-  int64_t x_stride = 1, out_stride = 1;
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    plan.x_strides[d] = x_stride;
-    x_stride *= shape[d];
-    if (reduced[d]) {
-      r.count *= shape[d];
-    } else {
-      plan.y_strides[d] = out_stride;
-      out_stride *= shape[d];
-    }
-  }
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (!reduced[d]) r.out_shape.push_back(shape[d]);
-    else if (keep) r.out_shape.push_back(1);
-  }
-  if (r.out_shape.empty()) r.out_shape = {1};
-  r.index = index_of(ctx, plan);
-  return r;
+DeviceReduction reduction_of(KernelContext& ctx, const meta::ReduceMeta& rules,
+                       const std::vector<int64_t>& shape) {
+  const ctp::Reduction r = plan_reduction(rules, shape);
+  return {index_of(ctx, r.plan), r.out_shape, r.count};
 }
 
 // Sums each output's elements in X's order (as the CPU kernel), then scales
 // the sum before rounding it.
 void reduce_mean(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
-  const Reduction r = plan_reduction(ctx, x.shape());
+  const DeviceReduction r = reduction_of(ctx, meta::reduce_mean(ctx, meta_of(x)), x.shape());
   dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), r.out_shape);
     launch::binary_grad<T>(Binary::Add, true, x.data<T>(), nullptr, out.data<T>(), out.numel(),
@@ -256,10 +215,7 @@ void reduce_mean_grad(KernelContext& ctx) {
   const Tensor& x = ctx.input("X");  // only its shape is read
   const Tensor dout = device_input(ctx, "Out@GRAD");
   const std::vector<int64_t> shape = x.shape();
-  Reduction r = plan_reduction(ctx, shape);
-  if (dout.numel() != cpu::product(r.out_shape))
-    throw Error(ctx.where() + "Out@GRAD has shape " + shape_string(dout.shape()) +
-                ", expected " + shape_string(r.out_shape));
+  DeviceReduction r = reduction_of(ctx, meta::reduce_mean_grad(ctx, meta_of(x), meta_of(dout)), shape);
   // Read Out@GRAD through the output strides (the plan's Y side).
   for (int d = 0; d < r.index.rank; ++d) r.index.x_strides[d] = r.index.y_strides[d];
   dispatch_mixed(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {

@@ -2,29 +2,14 @@
 // and stream synchronization ("The ops the transpilers insert" in
 // ../shared/reference/PROGRAM_FORMAT.md, the reference beside the project).
 #include "ops/schema/defs_common.h"
+#include "ops/schema/meta_collective.h"
 
 namespace ctp::defs {
 namespace {
 
-// The reference's c_ ops name their slots X and Out; Paddle 3's broadcast and
-// all_gather name them x and out. Their rules are the same.
-struct Slots {
-  const char* in;
-  const char* out;
-};
-constexpr Slots kLegacy{"X", "Out"};
-constexpr Slots kPaddle3{"x", "out"};
-
-void infer_allgather(InferContext& ctx, Slots slots) {
-  const Var& x = ctx.input(slots.in);
-  const int64_t nranks = ctx.int_attr("nranks");
-  // Paddle asks for >= 2; one rank is allowed here so that a program
-  // transpiled for a single worker still infers.
-  if (nranks < 1) ctx.fail("nranks is " + std::to_string(nranks) + ", must be >= 1");
-  // A 0-D input gathers into a vector (Paddle stacks rather than concatenates).
-  Shape out = x.shape.empty() ? Shape{nranks} : x.shape;
-  if (!x.shape.empty()) out[0] = out[0] < 0 ? -1 : out[0] * nranks;
-  ctx.set_output(slots.out, out, x.dtype);
+void infer_allgather(InferContext& ctx, meta::CollectiveSlots slots) {
+  const TensorMeta x = ctx.input_meta(slots.in);
+  ctx.set_output(slots.out, meta::c_allgather(ctx, x, ctx.int_attr("nranks")), x.dtype);
 }
 
 void infer_same_as_input(InferContext& ctx) { ctx.pass_through("X", "Out"); }
@@ -90,13 +75,13 @@ void add_collective_op_defs(OpRegistry& r) {
            {one("Out")},
            {attr("ring_id", Attribute(int32_t{0})), attr("use_calc_stream", Attribute(false)),
             required("nranks", AttrType::INT)}},
-          [](InferContext& ctx) { infer_allgather(ctx, kLegacy); });
+          [](InferContext& ctx) { infer_allgather(ctx, meta::kLegacySlots); });
   add_def(r,
           {"all_gather",
            {one("x")},
            {one("out")},
            {attr("ring_id", Attribute(int32_t{0})), required("nranks", AttrType::INT)}},
-          [](InferContext& ctx) { infer_allgather(ctx, kPaddle3); });
+          [](InferContext& ctx) { infer_allgather(ctx, meta::kPaddle3Slots); });
   // The sync ops only order streams; Out names the same vars as X.
   add_def(r, {"c_sync_calc_stream", {many("X")}, {many("Out")}, {}}, infer_same_as_input);
   add_def(r,

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "ops/schema/op_def.h"
+#include "ops/schema/op_context.h"
+#include "ops/schema/shape_rules.h"
 
 namespace ctp::defs {
 
@@ -33,24 +35,19 @@ inline Attribute longs(std::vector<int64_t> v) { return Attribute(std::move(v));
 inline Attribute floats(std::vector<float> v) { return Attribute(std::move(v)); }
 inline Attribute strings(std::vector<std::string> v) { return Attribute(std::move(v)); }
 
-using Shape = std::vector<int64_t>;
-
-// One op's shape inference: its vars in the block, its attributes with the
-// definition's defaults, and errors that name the op and the var.
-class InferContext {
+// One op's shape inference on the vars of a block: its inputs' declared
+// shapes and dtypes, the outputs it sets, and (from OpContext) its
+// attributes with the definition's defaults and errors naming its place.
+class InferContext : public OpContext {
  public:
   InferContext(const Op& op, Block& block, const std::vector<AttrDef>& attr_defs)
-      : op_(op), block_(block), attr_defs_(attr_defs) {}
-
-  const Op& op() const { return op_; }
-
-  std::size_t input_count(std::string_view slot) const;
-  std::size_t output_count(std::string_view slot) const;
-  bool has_input(std::string_view slot) const { return input_count(slot) > 0; }
-  bool has_output(std::string_view slot) const { return output_count(slot) > 0; }
+      : OpContext(op, block, -1, &attr_defs), block_(block) {}
 
   // The i-th var of an input slot; fails when the slot or the var is missing.
   const Var& input(std::string_view slot, std::size_t i = 0) const;
+  TensorMeta input_meta(std::string_view slot, std::size_t i = 0) const {
+    return meta_of(input(slot, i));
+  }
   // Sets the i-th output's shape and dtype; does nothing when the op leaves
   // that output out (a dispensable slot), fails when its var is undeclared.
   void set_output(std::string_view slot, std::size_t i, const Shape& shape, DataType dtype);
@@ -62,27 +59,10 @@ class InferContext {
   // Output i takes input i's shape and dtype, for every i of the output slot.
   void pass_through(std::string_view in_slot, std::string_view out_slot);
 
-  // The op's attribute or the definition's default.
-  const Attribute& attr(std::string_view name) const;
-  int64_t int_attr(std::string_view name) const;
-  bool bool_attr(std::string_view name) const;
-  double float_attr(std::string_view name) const;
-  // INTS or LONGS.
-  Shape ints_attr(std::string_view name) const;
-  // A dtype attribute (Paddle's VarType.Type number), checked to name an element type.
-  DataType dtype_attr(std::string_view name) const;
-
-  // "input X 'x'" / "output Out 'y'", for messages.
-  std::string describe_input(std::string_view slot, std::size_t i = 0) const;
-
-  [[noreturn]] void fail(const std::string& message) const;
-
  private:
   Var* output_var(std::string_view slot, std::size_t i);
 
-  const Op& op_;
   Block& block_;
-  const std::vector<AttrDef>& attr_defs_;
 };
 
 using InferBody = std::function<void(InferContext&)>;
@@ -91,17 +71,6 @@ using InferBody = std::function<void(InferContext&)>;
 InferShapeFn make_infer(const std::vector<AttrDef>& attrs, InferBody body);
 // Adds `def` with `body` (if any) as its shape inference.
 void add_def(OpRegistry& registry, OpDef def, InferBody body = {});
-
-// Shape helpers; -1 is an unknown dimension and stays unknown.
-std::string shape_to_string(const Shape& shape);
-int64_t product(const Shape& shape, std::size_t begin, std::size_t end);
-// Two dims that must agree: the known one, or fails with `what`.
-int64_t merge_dim(const InferContext& ctx, int64_t a, int64_t b, const std::string& what);
-// Whether two shapes agree where both are known.
-bool compatible(const Shape& a, const Shape& b);
-// Normalizes a possibly negative axis into [0, rank); fails when out of range.
-std::size_t normalize_axis(const InferContext& ctx, int64_t axis, std::size_t rank,
-                           const std::string& what);
 
 // The definition groups, one per file; each is registered at load time.
 void add_tensor_op_defs(OpRegistry& registry);

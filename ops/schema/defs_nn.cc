@@ -1,29 +1,27 @@
 // Neural-network layers: relu and softmax_with_cross_entropy, with grads.
 #include "ops/schema/defs_common.h"
+#include "ops/schema/meta_nn.h"
 
 namespace ctp::defs {
 namespace {
 
-// Softmax has the logits' shape; Loss has it too with the class axis cut to 1.
-// Hard labels hold one class index per row (the axis dim is 1), soft labels
-// one probability per class (the logits' shape).
 void infer_softmax_with_cross_entropy(InferContext& ctx) {
-  const Var& logits = ctx.input("Logits");
-  const Var& label = ctx.input("Label");
-  const std::size_t rank = logits.shape.size();
-  if (rank == 0) ctx.fail(ctx.describe_input("Logits") + " must have rank >= 1");
-  const std::size_t axis = normalize_axis(ctx, ctx.int_attr("axis"), rank, "axis");
-  Shape expected_label = logits.shape;
-  if (!ctx.bool_attr("soft_label")) expected_label[axis] = 1;
-  if (!compatible(label.shape, expected_label))
-    ctx.fail(ctx.describe_input("Label") + " has shape " + shape_to_string(label.shape) +
-             ", expected " + shape_to_string(expected_label) + " for " +
-             ctx.describe_input("Logits") + " " + shape_to_string(logits.shape) +
-             (ctx.bool_attr("soft_label") ? " (soft labels)" : " (hard labels)"));
-  Shape loss = logits.shape;
-  loss[axis] = 1;
+  const TensorMeta logits = ctx.input_meta("Logits");
+  const meta::SoftmaxCrossEntropyMeta m =
+      meta::softmax_with_cross_entropy(ctx, logits, ctx.input_meta("Label"));
   ctx.set_output("Softmax", logits.shape, logits.dtype);
-  ctx.set_output("Loss", loss, logits.dtype);
+  ctx.set_output("Loss", m.loss_shape, logits.dtype);
+}
+
+void infer_softmax_with_cross_entropy_grad(InferContext& ctx) {
+  meta::softmax_with_cross_entropy_grad(ctx, ctx.input_meta("Softmax"), ctx.input_meta("Label"),
+                                        ctx.input_meta("Loss@GRAD"));
+  ctx.pass_through("Softmax", "Logits@GRAD");
+}
+
+void infer_relu_grad(InferContext& ctx) {
+  meta::relu_grad(ctx, ctx.input_meta("Out"), ctx.input_meta("Out@GRAD"));
+  ctx.pass_through("Out", "X@GRAD");
 }
 
 std::vector<AttrDef> softmax_with_cross_entropy_attrs() {
@@ -45,7 +43,7 @@ void add_nn_op_defs(OpRegistry& r) {
           [](InferContext& ctx) { ctx.pass_through("X", "Out"); });
   // relu's grad reads the forward output, not its input.
   add_def(r, {"relu_grad", {one("Out"), one("Out@GRAD")}, {optional_one("X@GRAD")}, relu_attrs()},
-          [](InferContext& ctx) { ctx.pass_through("Out", "X@GRAD"); });
+          infer_relu_grad);
   add_def(r,
           {"softmax_with_cross_entropy",
            {one("Logits"), one("Label")},
@@ -57,7 +55,7 @@ void add_nn_op_defs(OpRegistry& r) {
            {one("Label"), one("Softmax"), one("Loss@GRAD")},
            {optional_one("Logits@GRAD")},
            softmax_with_cross_entropy_attrs()},
-          [](InferContext& ctx) { ctx.pass_through("Softmax", "Logits@GRAD"); });
+          infer_softmax_with_cross_entropy_grad);
 }
 
 CTP_REGISTER_OP_DEFS(add_nn_op_defs);

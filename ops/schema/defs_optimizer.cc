@@ -1,56 +1,47 @@
 // Optimizer update ops: sgd, momentum, adam and lamb. Each writes its state
 // back in place, so every output takes the shape of the input it updates.
+#include <string>
+
 #include "ops/schema/defs_common.h"
+#include "ops/schema/meta_optimizer.h"
 
 namespace ctp::defs {
 namespace {
 
 void require_like_param(const InferContext& ctx, std::string_view slot) {
-  if (!ctx.has_input(slot)) return;
-  const Var& param = ctx.input("Param");
-  const Var& v = ctx.input(slot);
-  if (!compatible(param.shape, v.shape))
-    ctx.fail(ctx.describe_input(slot) + " has shape " + shape_to_string(v.shape) + ", but " +
-             ctx.describe_input("Param") + " has " + shape_to_string(param.shape));
+  if (ctx.has_input(slot))
+    meta::require_like_param(ctx, slot, ctx.input_meta("Param"), ctx.input_meta(slot));
 }
 
 void require_one_element(const InferContext& ctx, std::string_view slot) {
-  if (!ctx.has_input(slot)) return;
-  const int64_t numel = ctx.input(slot).numel();
-  if (numel >= 0 && numel != 1)
-    ctx.fail(ctx.describe_input(slot) + " must hold one element, has " + std::to_string(numel));
+  if (ctx.has_input(slot)) meta::require_one_element(ctx, slot, ctx.input_meta(slot));
 }
 
-void infer_sgd(InferContext& ctx) {
+// Checks an update's inputs (Grad and `state` like Param, LearningRate and
+// the beta `powers` of one element) and gives each output the shape and
+// dtype of the input it updates.
+void infer_update(InferContext& ctx, std::initializer_list<const char*> state,
+                  std::initializer_list<const char*> powers = {}) {
   require_like_param(ctx, "Grad");
+  for (const char* slot : state) require_like_param(ctx, slot);
   require_one_element(ctx, "LearningRate");
+  for (const char* slot : powers) require_one_element(ctx, slot);
   ctx.pass_through("Param", "ParamOut");
+  for (const char* slot : state) ctx.pass_through(slot, std::string(slot) + "Out");
+  for (const char* slot : powers) ctx.pass_through(slot, std::string(slot) + "Out");
   ctx.pass_through("MasterParam", "MasterParamOut");
 }
+
+void infer_sgd(InferContext& ctx) { infer_update(ctx, {}); }
 
 void infer_momentum(InferContext& ctx) {
-  require_like_param(ctx, "Grad");
-  require_like_param(ctx, "Velocity");
-  require_one_element(ctx, "LearningRate");
-  ctx.pass_through("Param", "ParamOut");
-  ctx.pass_through("Velocity", "VelocityOut");
-  ctx.pass_through("MasterParam", "MasterParamOut");
+  meta::momentum_attrs(ctx);
+  infer_update(ctx, {"Velocity"});
 }
 
 // adam and lamb share their moments and beta powers.
 void infer_adaptive(InferContext& ctx) {
-  require_like_param(ctx, "Grad");
-  require_like_param(ctx, "Moment1");
-  require_like_param(ctx, "Moment2");
-  require_one_element(ctx, "LearningRate");
-  require_one_element(ctx, "Beta1Pow");
-  require_one_element(ctx, "Beta2Pow");
-  ctx.pass_through("Param", "ParamOut");
-  ctx.pass_through("Moment1", "Moment1Out");
-  ctx.pass_through("Moment2", "Moment2Out");
-  ctx.pass_through("Beta1Pow", "Beta1PowOut");
-  ctx.pass_through("Beta2Pow", "Beta2PowOut");
-  ctx.pass_through("MasterParam", "MasterParamOut");
+  infer_update(ctx, {"Moment1", "Moment2"}, {"Beta1Pow", "Beta2Pow"});
 }
 
 }  // namespace

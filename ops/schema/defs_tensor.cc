@@ -3,14 +3,12 @@
 #include <cstdint>
 
 #include "ops/schema/defs_common.h"
+#include "ops/schema/meta_tensor.h"
 
 namespace ctp::defs {
 namespace {
 
 constexpr int32_t kFP32 = static_cast<int32_t>(DataType::FP32);
-// Where use_align is set and align_size is not, chunks start on 256-byte
-// boundaries (Paddle's GPU allocator granularity, which ctp uses everywhere).
-constexpr int64_t kDefaultAlignBytes = 256;
 
 // The shape an initializer writes, as Paddle infers it before run time: a
 // ShapeTensorList gives the rank (dims unknown); a ShapeTensor gives the rank
@@ -52,139 +50,49 @@ std::vector<AttrDef> initializer_attrs(std::vector<AttrDef> own) {
 void infer_split(InferContext& ctx) {
   const Var& x = ctx.input("X");
   const std::size_t outs = ctx.output_count("Out");
-  Shape out = x.shape;
   if (ctx.has_input("AxisTensor")) {
     // The axis is known only at run time, so no dim is.
-    for (std::size_t i = 0; i < outs; ++i) ctx.set_output("Out", i, Shape(out.size(), -1), x.dtype);
+    for (std::size_t i = 0; i < outs; ++i)
+      ctx.set_output("Out", i, Shape(x.shape.size(), -1), x.dtype);
     return;
   }
-  const std::size_t axis = normalize_axis(ctx, ctx.int_attr("axis"), x.shape.size(), "axis");
-  const int64_t dim = x.shape[axis];
-  const int64_t num = ctx.int_attr("num");
-  Shape sections = ctx.ints_attr("sections");
-  if (num > 0) {
-    if (static_cast<int64_t>(outs) != num)
-      ctx.fail("num is " + std::to_string(num) + " but output Out has " + std::to_string(outs) +
-               " vars");
-    if (dim >= 0 && dim % num != 0)
-      ctx.fail(ctx.describe_input("X") + " has dim " + std::to_string(dim) + " on axis " +
-               std::to_string(axis) + ", not divisible by num " + std::to_string(num));
-    out[axis] = dim < 0 ? -1 : dim / num;
+  Shape out = x.shape;
+  if (ctx.int_attr("num") <= 0 && ctx.has_input("SectionsTensorList")) {
+    // The sections are known only at run time.
+    out[normalize_axis(ctx, ctx.int_attr("axis"), out.size(), "axis")] = -1;
     for (std::size_t i = 0; i < outs; ++i) ctx.set_output("Out", i, out, x.dtype);
     return;
   }
-  if (ctx.has_input("SectionsTensorList")) {
-    for (std::size_t i = 0; i < outs; ++i) {
-      out[axis] = -1;
-      ctx.set_output("Out", i, out, x.dtype);
-    }
-    return;
-  }
-  if (sections.empty()) ctx.fail("needs num > 0 or a non-empty sections attribute");
-  if (sections.size() != outs)
-    ctx.fail("sections has " + std::to_string(sections.size()) + " entries but output Out has " +
-             std::to_string(outs) + " vars");
-  std::size_t unknown = sections.size();
-  int64_t known_sum = 0;
-  for (std::size_t i = 0; i < sections.size(); ++i) {
-    if (sections[i] == -1) {
-      if (unknown != sections.size()) ctx.fail("sections has more than one -1");
-      unknown = i;
-    } else if (sections[i] < 0) {
-      ctx.fail("sections " + shape_to_string(sections) + " has a negative entry");
-    } else {
-      known_sum += sections[i];
-    }
-  }
-  if (dim >= 0) {
-    if (unknown != sections.size()) {
-      if (known_sum > dim)
-        ctx.fail("sections " + shape_to_string(sections) + " exceed dim " + std::to_string(dim) +
-                 " of " + ctx.describe_input("X"));
-      sections[unknown] = dim - known_sum;
-    } else if (known_sum != dim) {
-      ctx.fail("sections " + shape_to_string(sections) + " sum to " + std::to_string(known_sum) +
-               ", but " + ctx.describe_input("X") + " has dim " + std::to_string(dim) +
-               " on axis " + std::to_string(axis));
-    }
-  }
+  const meta::SplitMeta m = meta::split(ctx, meta_of(x), ctx.int_attr("axis"));
   for (std::size_t i = 0; i < outs; ++i) {
-    out[axis] = sections[i];
+    out[m.axis] = m.sizes[i];
     ctx.set_output("Out", i, out, x.dtype);
   }
 }
 
 void infer_concat(InferContext& ctx) {
-  const std::size_t n = ctx.input_count("X");
-  if (n == 0) ctx.fail("input X is empty");
-  const Var& first = ctx.input("X", 0);
-  Shape out = first.shape;
-  if (ctx.has_input("AxisTensor")) {
-    ctx.set_output("Out", Shape(out.size(), -1), first.dtype);
+  std::vector<TensorMeta> xs;
+  for (std::size_t i = 0; i < ctx.input_count("X"); ++i) xs.push_back(ctx.input_meta("X", i));
+  if (!xs.empty() && ctx.has_input("AxisTensor")) {
+    ctx.set_output("Out", Shape(xs[0].shape.size(), -1), xs[0].dtype);
     return;
   }
-  const std::size_t axis = normalize_axis(ctx, ctx.int_attr("axis"), out.size(), "axis");
-  for (std::size_t i = 1; i < n; ++i) {
-    const Var& x = ctx.input("X", i);
-    if (x.shape.size() != out.size())
-      ctx.fail(ctx.describe_input("X", i) + " has rank " + std::to_string(x.shape.size()) +
-               ", but " + ctx.describe_input("X", 0) + " has rank " +
-               std::to_string(out.size()));
-    if (x.dtype != first.dtype)
-      ctx.fail(ctx.describe_input("X", i) + " has dtype " + std::string(to_string(x.dtype)) +
-               ", but " + ctx.describe_input("X", 0) + " has " +
-               std::string(to_string(first.dtype)));
-    for (std::size_t d = 0; d < out.size(); ++d) {
-      if (d == axis) {
-        out[d] = (out[d] < 0 || x.shape[d] < 0) ? -1 : out[d] + x.shape[d];
-      } else {
-        out[d] = merge_dim(ctx, out[d], x.shape[d],
-                           ctx.describe_input("X", i) + " disagrees on dim " + std::to_string(d));
-      }
-    }
-  }
-  ctx.set_output("Out", out, first.dtype);
+  const meta::ConcatMeta m = meta::concat(ctx, xs, ctx.int_attr("axis"));
+  ctx.set_output("Out", m.out_shape, xs[0].dtype);
 }
 
 void infer_coalesce(InferContext& ctx) {
-  const std::size_t n = ctx.input_count("Input");
-  if (n == 0) ctx.fail("input Input is empty");
-  if (ctx.output_count("Output") != n)
-    ctx.fail("output Output has " + std::to_string(ctx.output_count("Output")) +
-             " vars but input Input has " + std::to_string(n));
-  const DataType dtype = ctx.dtype_attr("dtype");
-  int64_t size_of_dtype = ctx.int_attr("user_defined_size_of_dtype");
-  if (size_of_dtype <= 0) size_of_dtype = static_cast<int64_t>(element_size(dtype));
-  const bool use_align = ctx.bool_attr("use_align");
-  int64_t align = ctx.int_attr("align_size");
-  if (align <= 0) align = kDefaultAlignBytes;
-
-  int64_t total = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const Var& in = ctx.input("Input", i);
-    const int64_t numel = in.numel();
-    if (numel == 0) ctx.fail(ctx.describe_input("Input", i) + " has no elements");
-    if (numel < 0 || total < 0) {
-      total = -1;
-    } else if (use_align) {
-      const int64_t bytes = numel * size_of_dtype;
-      total += (bytes + align - 1) / align * align / size_of_dtype;
-    } else {
-      total += numel;
-    }
-  }
+  std::vector<TensorMeta> inputs;
+  for (std::size_t i = 0; i < ctx.input_count("Input"); ++i)
+    inputs.push_back(ctx.input_meta("Input", i));
+  const meta::CoalesceMeta m = meta::coalesce_tensor(ctx, inputs, meta::kGpuChunkAlignment);
   ctx.pass_through("Input", "Output");
-  ctx.set_output("FusedOutput", Shape{total}, dtype);
+  ctx.set_output("FusedOutput", Shape{m.fused_numel}, m.dtype);
 }
 
-// cast converts X to out_dtype; in_dtype (Paddle writes both) must be X's.
 void infer_cast(InferContext& ctx) {
   const Var& x = ctx.input("X");
-  const DataType in = ctx.dtype_attr("in_dtype");
-  if (x.dtype != in)
-    ctx.fail(ctx.describe_input("X") + " has dtype " + std::string(to_string(x.dtype)) +
-             ", but in_dtype is " + std::string(to_string(in)));
-  ctx.set_output("Out", x.shape, ctx.dtype_attr("out_dtype"));
+  ctx.set_output("Out", x.shape, meta::cast(ctx, meta_of(x)).out);
 }
 
 }  // namespace

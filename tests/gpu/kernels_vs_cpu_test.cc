@@ -521,7 +521,9 @@ TEST(GpuKernels, MixedPrecisionInputsAreErrorsNamingOpAndDtypes) {
   for (const char* type : {"elementwise_add", "matmul_v2", "mul"}) {
     const std::string message = error_of(type);
     EXPECT_NE(message.find(std::string("'") + type + "'"), std::string::npos) << message;
-    EXPECT_NE(message.find("X is FP16 but Y is FP32"), std::string::npos) << message;
+    EXPECT_NE(message.find("input X 'x' has dtype FP16, but input Y 'y' has FP32"),
+              std::string::npos)
+        << message;
   }
 }
 

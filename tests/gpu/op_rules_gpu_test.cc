@@ -1,0 +1,29 @@
+// The CUDA kernels call the same rules (ops/schema/meta_*.h) as the schema's
+// shape inference and the CPU kernels: every case of tests/op_rule_cases.h
+// fails on the GPU with the text inference gives (tests/op_rules_test.cc
+// checks the CPU kernels).
+#include <gtest/gtest.h>
+
+#include "executor/cuda/device_context.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "tests/op_rule_cases.h"
+
+namespace ctp {
+namespace {
+
+TEST(GpuOpRules, CudaKernelsFailWithTheSchemasText) {
+  CTP_REQUIRE_GPUS(1);
+  DeviceContext dc(0);
+  RunServices services;
+  services.device = dc.device();
+  services.device_context = &dc;
+  for (const test::RuleCase& c : test::rule_cases()) {
+    SCOPED_TRACE(c.name);
+    const std::string expected = "block 0, op 1 '" + c.op.type + "': " + c.message;
+    EXPECT_EQ(test::infer_error(c), expected);
+    EXPECT_EQ(test::run_error(c, services), expected);
+  }
+}
+
+}  // namespace
+}  // namespace ctp

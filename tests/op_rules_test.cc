@@ -1,0 +1,96 @@
+// An op's rules live once (ops/schema/meta_*.h) and both the schema's shape
+// inference and the CPU kernels call them: a bad op fails with one text in
+// both, which names the op's place (block, op index, type). A kernel that
+// kept a check of its own (or dropped one) would fail differently (or not at
+// all), and so would these tests. tests/gpu/op_rules_gpu_test.cc checks the
+// CUDA kernels against the same cases.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/kernels_test_util.h"
+#include "tests/op_rule_cases.h"
+
+namespace ctp {
+namespace {
+
+using test::RuleCase;
+
+class OpRules : public ::testing::TestWithParam<RuleCase> {};
+
+TEST_P(OpRules, InferenceAndCpuKernelFailWithOneText) {
+  const RuleCase& c = GetParam();
+  const std::string expected = "block 0, op 1 '" + c.op.type + "': " + c.message;
+  EXPECT_EQ(test::infer_error(c), expected);
+  EXPECT_EQ(test::run_error(c), expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, OpRules, ::testing::ValuesIn(test::rule_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+// Shape inference on declared vars and the CPU kernels on tensors of those
+// shapes give outputs of one shape (a 0-D result is [1] in a tensor).
+struct ShapeCase {
+  std::string name;
+  Op op;
+  std::map<std::string, Tensor> inputs;
+  std::vector<std::string> outputs;
+};
+
+Shape as_stored(Shape s) { return s.empty() ? Shape{1} : s; }
+
+TEST(OpRules, InferenceGivesTheShapesCpuKernelsWrite) {
+  using test::f32;
+  using test::rule_op;
+  const Slot x{"X", {"x"}}, y{"Y", {"y"}}, out{"Out", {"out"}};
+  const std::vector<ShapeCase> cases = {
+      {"matmul batches", rule_op("matmul_v2", {x, y}, {out}),
+       {{"x", f32({5, 1, 2, 3})}, {"y", f32({4, 3, 6})}}, {"out"}},
+      {"matmul vectors", rule_op("matmul_v2", {x, y}, {out}, {{"trans_x", Attribute(true)}}),
+       {{"x", f32({3})}, {"y", f32({2, 3, 4})}}, {"out"}},
+      {"mul", rule_op("mul", {x, y}, {out}, {{"x_num_col_dims", Attribute(int32_t{2})}}),
+       {{"x", f32({2, 3, 4})}, {"y", f32({4, 5})}}, {"out"}},
+      {"elementwise axis", rule_op("elementwise_add", {x, y}, {out}, {{"axis", Attribute(int32_t{1})}}),
+       {{"x", f32({2, 3, 4})}, {"y", f32({3, 1, 1})}}, {"out"}},
+      {"elementwise swapped", rule_op("elementwise_mul", {x, y}, {out}),
+       {{"x", f32({4})}, {"y", f32({2, 1, 4})}}, {"out"}},
+      {"reduce keep_dim", rule_op("reduce_mean", {x}, {out},
+                                  {{"dim", Attribute(std::vector<int32_t>{-1, 0})},
+                                   {"keep_dim", Attribute(true)}}),
+       {{"x", f32({2, 3, 4})}}, {"out"}},
+      {"reduce all", rule_op("reduce_mean", {x}, {out}, {{"reduce_all", Attribute(true)}}),
+       {{"x", f32({2, 3})}}, {"out"}},
+      {"split num", rule_op("split", {x}, {{"Out", {"p", "q"}}},
+                            {{"num", Attribute(int32_t{2})}, {"axis", Attribute(int32_t{1})}}),
+       {{"x", f32({3, 4})}}, {"p", "q"}},
+      {"split sections", rule_op("split", {x}, {{"Out", {"p", "q"}}},
+                                 {{"sections", Attribute(std::vector<int32_t>{-1, 1})}}),
+       {{"x", f32({3, 4})}}, {"p", "q"}},
+      {"concat", rule_op("concat", {{"X", {"x", "y"}}}, {out}, {{"axis", Attribute(int32_t{-1})}}),
+       {{"x", f32({2, 3})}, {"y", f32({2, 5})}}, {"out"}},
+      {"softmax", rule_op("softmax_with_cross_entropy", {{"Logits", {"x"}}, {"Label", {"y"}}},
+                          {{"Softmax", {"sm"}}, {"Loss", {"loss"}}}, {{"axis", Attribute(int32_t{0})}}),
+       {{"x", f32({4, 3})}, {"y", test::filled(DataType::INT64, {1, 3}, 1)}}, {"sm", "loss"}},
+      {"coalesce", rule_op("coalesce_tensor", {{"Input", {"x", "y"}}},
+                           {{"Output", {"x", "y"}}, {"FusedOutput", {"fused"}}},
+                           {{"dtype", Attribute(static_cast<int32_t>(DataType::FP32))},
+                            {"align_size", Attribute(int32_t{256})}}),
+       {{"x", f32({3})}, {"y", f32({70})}}, {"fused"}},
+  };
+  for (const ShapeCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    const RuleCase as_rule{c.name, c.op, c.inputs, ""};
+    Program program = test::rule_program(as_rule);
+    Block& block = program.global_block();
+    Op& op = *std::next(block.ops().begin());
+    OpRegistry::global().find(op.type)->infer_shape(op, block);
+    Scope scope;
+    scope.var("lead") = f32({1});
+    for (const auto& [name, t] : c.inputs) scope.var(name) = t;
+    Executor(program, {}).run(scope);
+    for (const std::string& name : c.outputs)
+      EXPECT_EQ(scope.get(name).shape(), as_stored(block.var(name).shape)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace ctp
