@@ -103,7 +103,8 @@ inline std::vector<RuleCase> rule_cases() {
                    "the batch dims of input X 'x' [5, 2, 3] and input Y 'y' [4, 3, 6] at dim 0: "
                    "5 vs 4 do not broadcast"});
   cases.push_back({"MatmulGradOutGrad",
-                   rule_op("matmul_v2_grad", {x, y, dout}, {dx, dy}, {{"trans_y", Attribute(true)}}),
+                   rule_op("matmul_v2_grad", {x, y, dout}, {dx, dy},
+                           {{"trans_y", Attribute(true)}}),
                    {{"x", f32({2, 3})}, {"y", f32({4, 3})}, {"dout", f32({2, 3})}},
                    "input Out@GRAD 'dout' has shape [2, 3], expected [2, 4]"});
   cases.push_back({"MulFlattenedWidths", rule_op("mul", {x, y}, {out}),
@@ -128,7 +129,8 @@ inline std::vector<RuleCase> rule_cases() {
   cases.push_back({"ElementwiseDtypes", rule_op("elementwise_sub", {x, y}, {out}),
                    {{"x", f32({2, 3})}, {"y", filled(DataType::FP64, {2, 3})}},
                    "input X 'x' has dtype FP32, but input Y 'y' has FP64"});
-  cases.push_back({"ElementwiseGradOutGrad", rule_op("elementwise_add_grad", {x, y, dout}, {dx, dy}),
+  cases.push_back({"ElementwiseGradOutGrad",
+                   rule_op("elementwise_add_grad", {x, y, dout}, {dx, dy}),
                    {{"x", f32({2, 3})}, {"y", f32({3})}, {"dout", f32({3, 2})}},
                    "input Out@GRAD 'dout' has shape [3, 2], expected [2, 3]"});
   cases.push_back({"SumShapes", rule_op("sum", {{"X", {"x", "y"}}}, {out}),
@@ -138,7 +140,8 @@ inline std::vector<RuleCase> rule_cases() {
                    {{"x", f32({2, 3})}, {"dout", f32({2})}},
                    "input Out@GRAD 'dout' [2] must hold one element"});
   cases.push_back({"ReduceMeanDim",
-                   rule_op("reduce_mean", {x}, {out}, {{"dim", Attribute(std::vector<int32_t>{3})}}),
+                   rule_op("reduce_mean", {x}, {out},
+                           {{"dim", Attribute(std::vector<int32_t>{3})}}),
                    {{"x", f32({2, 3, 4})}}, "dim 3 is out of range for rank 3"});
   cases.push_back({"ReduceMeanGradOutGrad", rule_op("reduce_mean_grad", {x, dout}, {dx}),
                    {{"x", f32({2, 3})}, {"dout", f32({2})}},

@@ -18,9 +18,9 @@ std::vector<int64_t> strides_for(const std::vector<int64_t>& padded,
 
 BroadcastPlan plan_broadcast(const meta::Broadcast& shapes) {
   BroadcastPlan plan;
-  plan.out_shape = shapes.out;
-  plan.x_strides = strides_for(shapes.x, shapes.out);
-  plan.y_strides = strides_for(shapes.y, shapes.out);
+  plan.out_shape = shapes.out_shape;
+  plan.x_strides = strides_for(shapes.x, shapes.out_shape);
+  plan.y_strides = strides_for(shapes.y, shapes.out_shape);
   plan.same_shape = shapes.same_shape;
   return plan;
 }

@@ -70,6 +70,22 @@ double attr_or_tensor(KernelContext& ctx, const char* tensor_slot, const char* a
                                     : ctx.float_attr(attr, fallback);
 }
 
+// What adam and lamb read: Param, Grad and the moments (checked to be
+// alike) and the beta powers.
+struct AdaptiveInputs {
+  Tensor param, grad, m1, m2, beta1_pow, beta2_pow;
+};
+
+AdaptiveInputs adaptive_inputs(KernelContext& ctx) {
+  // Handles, not references: the outputs are usually these vars themselves.
+  AdaptiveInputs in{ctx.input("Param"),   ctx.input("Grad"),     ctx.input("Moment1"),
+                    ctx.input("Moment2"), ctx.input("Beta1Pow"), ctx.input("Beta2Pow")};
+  check_like_param(ctx, in.param, in.grad, "Grad");
+  check_like_param(ctx, in.param, in.m1, "Moment1");
+  check_like_param(ctx, in.param, in.m2, "Moment2");
+  return in;
+}
+
 // Writes a one-element tensor of `like`'s dtype and shape.
 void write_scalar(KernelContext& ctx, const char* slot, const Tensor& like, double value) {
   Tensor& out = ctx.output(slot);
@@ -83,15 +99,9 @@ void write_scalar(KernelContext& ctx, const char* slot, const Tensor& like, doub
 //   p -= lr_t * m1 / (sqrt(m2) + epsilon * sqrt(1 - beta2_pow))
 // and then the powers advance by one factor of beta each.
 void adam(KernelContext& ctx) {
-  const Tensor param = ctx.input("Param");
-  const Tensor& grad = ctx.input("Grad");
-  const Tensor m1 = ctx.input("Moment1");
-  const Tensor m2 = ctx.input("Moment2");
-  const Tensor beta1_pow_in = ctx.input("Beta1Pow");
-  const Tensor beta2_pow_in = ctx.input("Beta2Pow");
-  check_like_param(ctx, param, grad, "Grad");
-  check_like_param(ctx, param, m1, "Moment1");
-  check_like_param(ctx, param, m2, "Moment2");
+  const AdaptiveInputs in = adaptive_inputs(ctx);
+  const Tensor &param = in.param, &grad = in.grad, &m1 = in.m1, &m2 = in.m2;
+  const Tensor &beta1_pow_in = in.beta1_pow, &beta2_pow_in = in.beta2_pow;
   const double beta1 = attr_or_tensor(ctx, "Beta1Tensor", "beta1", 0.9);
   const double beta2 = attr_or_tensor(ctx, "Beta2Tensor", "beta2", 0.999);
   const double epsilon = attr_or_tensor(ctx, "EpsilonTensor", "epsilon", 1e-8);
@@ -140,15 +150,9 @@ void adam(KernelContext& ctx) {
 // applied with the layer's trust ratio ||p|| / ||r|| (1 when either norm is
 // 0, and when weight_decay is 0 unless always_adapt):  p -= lr * ratio * r.
 void lamb(KernelContext& ctx) {
-  const Tensor param = ctx.input("Param");
-  const Tensor& grad = ctx.input("Grad");
-  const Tensor m1 = ctx.input("Moment1");
-  const Tensor m2 = ctx.input("Moment2");
-  const Tensor beta1_pow_in = ctx.input("Beta1Pow");
-  const Tensor beta2_pow_in = ctx.input("Beta2Pow");
-  check_like_param(ctx, param, grad, "Grad");
-  check_like_param(ctx, param, m1, "Moment1");
-  check_like_param(ctx, param, m2, "Moment2");
+  const AdaptiveInputs in = adaptive_inputs(ctx);
+  const Tensor &param = in.param, &grad = in.grad, &m1 = in.m1, &m2 = in.m2;
+  const Tensor &beta1_pow_in = in.beta1_pow, &beta2_pow_in = in.beta2_pow;
   const double beta1 = ctx.float_attr("beta1", 0.9), beta2 = ctx.float_attr("beta2", 0.999);
   const double epsilon = ctx.float_attr("epsilon", 1e-6);
   const double weight_decay = ctx.float_attr("weight_decay", 0.01);

@@ -192,7 +192,7 @@ struct DeviceReduction {
 };
 
 DeviceReduction reduction_of(KernelContext& ctx, const meta::ReduceMeta& rules,
-                       const std::vector<int64_t>& shape) {
+                             const std::vector<int64_t>& shape) {
   const ctp::Reduction r = plan_reduction(rules, shape);
   return {index_of(ctx, r.plan), r.out_shape, r.count};
 }
@@ -215,7 +215,8 @@ void reduce_mean_grad(KernelContext& ctx) {
   const Tensor& x = ctx.input("X");  // only its shape is read
   const Tensor dout = device_input(ctx, "Out@GRAD");
   const std::vector<int64_t> shape = x.shape();
-  DeviceReduction r = reduction_of(ctx, meta::reduce_mean_grad(ctx, meta_of(x), meta_of(dout)), shape);
+  DeviceReduction r =
+      reduction_of(ctx, meta::reduce_mean_grad(ctx, meta_of(x), meta_of(dout)), shape);
   // Read Out@GRAD through the output strides (the plan's Y side).
   for (int d = 0; d < r.index.rank; ++d) r.index.x_strides[d] = r.index.y_strides[d];
   dispatch_mixed(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {

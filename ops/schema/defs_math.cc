@@ -17,35 +17,18 @@ void infer_input_grads(InferContext& ctx, std::initializer_list<const char*> slo
   }
 }
 
-void infer_mul(InferContext& ctx) {
+// X and Y in, Out out with X's dtype and the shape the op's rule gives.
+template <auto rule>
+void infer_binary(InferContext& ctx) {
   const TensorMeta x = ctx.input_meta("X");
-  ctx.set_output("Out", meta::mul(ctx, x, ctx.input_meta("Y")).out_shape, x.dtype);
+  ctx.set_output("Out", rule(ctx, x, ctx.input_meta("Y")).out_shape, x.dtype);
 }
 
-void infer_mul_grad(InferContext& ctx) {
-  meta::mul_grad(ctx, ctx.input_meta("X"), ctx.input_meta("Y"), ctx.input_meta("Out@GRAD"));
-  infer_input_grads(ctx, {"X", "Y"});
-}
-
-void infer_matmul_v2(InferContext& ctx) {
-  const TensorMeta x = ctx.input_meta("X");
-  ctx.set_output("Out", meta::matmul_v2(ctx, x, ctx.input_meta("Y")).out_shape, x.dtype);
-}
-
-void infer_matmul_v2_grad(InferContext& ctx) {
-  meta::matmul_v2_grad(ctx, ctx.input_meta("X"), ctx.input_meta("Y"),
-                       ctx.input_meta("Out@GRAD"));
-  infer_input_grads(ctx, {"X", "Y"});
-}
-
-void infer_elementwise(InferContext& ctx) {
-  const TensorMeta x = ctx.input_meta("X");
-  ctx.set_output("Out", meta::elementwise(ctx, x, ctx.input_meta("Y")).out, x.dtype);
-}
-
-void infer_elementwise_grad(InferContext& ctx) {
-  meta::elementwise_grad(ctx, ctx.input_meta("X"), ctx.input_meta("Y"),
-                         ctx.input_meta("Out@GRAD"));
+// The gradient of a binary op: its rule checks X, Y and Out@GRAD, then the
+// input grads take the shapes of the inputs.
+template <auto grad_rule>
+void infer_binary_grad(InferContext& ctx) {
+  grad_rule(ctx, ctx.input_meta("X"), ctx.input_meta("Y"), ctx.input_meta("Out@GRAD"));
   infer_input_grads(ctx, {"X", "Y"});
 }
 
@@ -119,15 +102,17 @@ OpDef binary_grad_def(const std::string& type, std::vector<AttrDef> attrs) {
 }  // namespace
 
 void add_math_op_defs(OpRegistry& r) {
-  add_def(r, {"mul", {one("X"), one("Y")}, {one("Out")}, mul_attrs()}, infer_mul);
-  add_def(r, binary_grad_def("mul", mul_attrs()), infer_mul_grad);
+  add_def(r, {"mul", {one("X"), one("Y")}, {one("Out")}, mul_attrs()}, infer_binary<meta::mul>);
+  add_def(r, binary_grad_def("mul", mul_attrs()), infer_binary_grad<meta::mul_grad>);
   add_def(r, {"matmul_v2", {one("X"), one("Y")}, {one("Out")}, matmul_v2_attrs()},
-          infer_matmul_v2);
-  add_def(r, binary_grad_def("matmul_v2", matmul_v2_attrs()), infer_matmul_v2_grad);
+          infer_binary<meta::matmul_v2>);
+  add_def(r, binary_grad_def("matmul_v2", matmul_v2_attrs()),
+          infer_binary_grad<meta::matmul_v2_grad>);
   for (const char* type : {"elementwise_add", "elementwise_sub", "elementwise_mul"}) {
     add_def(r, {type, {one("X"), one("Y")}, {one("Out")}, elementwise_attrs()},
-            infer_elementwise);
-    add_def(r, binary_grad_def(type, elementwise_attrs()), infer_elementwise_grad);
+            infer_binary<meta::elementwise>);
+    add_def(r, binary_grad_def(type, elementwise_attrs()),
+            infer_binary_grad<meta::elementwise_grad>);
   }
   add_def(r,
           {"sum",

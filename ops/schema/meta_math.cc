@@ -95,7 +95,7 @@ MatmulMeta matmul_v2(const OpContext& ctx, TensorMeta x, TensorMeta y) {
       broadcast(ctx, Shape(xs.begin(), xs.end() - 2), Shape(ys.begin(), ys.end() - 2), -1,
                 "the batch dims of " + described(ctx, "X", x.shape) + " and " +
                     described(ctx, "Y", y.shape));
-  d.out_shape = d.batch.out;
+  d.out_shape = d.batch.out_shape;
   if (!x_vector) d.out_shape.push_back(d.m);
   if (!y_vector) d.out_shape.push_back(d.n);
   return d;
@@ -112,7 +112,7 @@ Broadcast broadcast(const OpContext& ctx, const Shape& x, const Shape& y, int64_
                     const std::string& pair) {
   Broadcast b;
   if (x == y) {
-    b.x = b.y = b.out = x;
+    b.x = b.y = b.out_shape = x;
     b.same_shape = true;
     return b;
   }
@@ -131,9 +131,9 @@ Broadcast broadcast(const OpContext& ctx, const Shape& x, const Shape& y, int64_
     ctx.fail("axis " + std::to_string(given_axis) + " cannot align " + pair);
   Shape padded(big.size(), 1);
   std::copy(small.begin(), small.end(), padded.begin() + axis);
-  b.out.resize(big.size());
+  b.out_shape.resize(big.size());
   for (std::size_t d = 0; d < big.size(); ++d)
-    b.out[d] = broadcast_dim(ctx, big[d], padded[d], pair + " at dim " + std::to_string(d));
+    b.out_shape[d] = broadcast_dim(ctx, big[d], padded[d], pair + " at dim " + std::to_string(d));
   b.x = x_is_big ? big : padded;
   b.y = x_is_big ? padded : big;
   return b;
@@ -147,7 +147,7 @@ Broadcast elementwise(const OpContext& ctx, TensorMeta x, TensorMeta y) {
 
 Broadcast elementwise_grad(const OpContext& ctx, TensorMeta x, TensorMeta y, TensorMeta dout) {
   Broadcast b = elementwise(ctx, x, y);
-  require_shape(ctx, "Out@GRAD", dout.shape, b.out);
+  require_shape(ctx, "Out@GRAD", dout.shape, b.out_shape);
   return b;
 }
 

@@ -22,9 +22,9 @@ void require_shape(const OpContext& ctx, std::string_view slot, const Shape& act
                    const Shape& expected);
 
 // Two shapes broadcast against each other, each padded with 1s to the
-// result's rank, so that dim d of either is out[d] or a 1 stretched to it.
+// result's rank, so that dim d of either is out_shape[d] or a 1 stretched.
 struct Broadcast {
-  Shape x, y, out;
+  Shape x, y, out_shape;
   bool same_shape = false;  // X and Y had one shape to begin with
 };
 // mul flattens X to [m, k] at x_num_col_dims and Y to [k, n] at

@@ -4,7 +4,6 @@
 // checks the CPU kernels).
 #include <gtest/gtest.h>
 
-#include "executor/cuda/device_context.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/op_rule_cases.h"
 
@@ -13,15 +12,12 @@ namespace {
 
 TEST(GpuOpRules, CudaKernelsFailWithTheSchemasText) {
   CTP_REQUIRE_GPUS(1);
-  DeviceContext dc(0);
-  RunServices services;
-  services.device = dc.device();
-  services.device_context = &dc;
+  const gpu_testing::GpuRank gpu(0);
   for (const test::RuleCase& c : test::rule_cases()) {
     SCOPED_TRACE(c.name);
     const std::string expected = "block 0, op 1 '" + c.op.type + "': " + c.message;
     EXPECT_EQ(test::infer_error(c), expected);
-    EXPECT_EQ(test::run_error(c, services), expected);
+    EXPECT_EQ(test::run_error(c, gpu.services), expected);
   }
 }
 
