@@ -7,6 +7,7 @@ namespace ctp {
 Block::Block(const Block& other)
     : idx(other.idx), parent_idx(other.parent_idx),
       forward_block_idx(other.forward_block_idx),
+      forward_block_idx_explicit(other.forward_block_idx_explicit),
       unknown_fields(other.unknown_fields), vars_(other.vars_), ops_(other.ops_) {
   rebuild_index();
 }
@@ -70,6 +71,7 @@ bool Block::remove_var(std::string_view name) {
 bool Block::operator==(const Block& other) const {
   return idx == other.idx && parent_idx == other.parent_idx &&
          forward_block_idx == other.forward_block_idx &&
+         forward_block_idx_explicit == other.forward_block_idx_explicit &&
          unknown_fields == other.unknown_fields && vars_ == other.vars_ &&
          ops_ == other.ops_;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "program_ir/op.h"
+#include "program_ir/unknown_fields.h"
 #include "program_ir/var.h"
 
 namespace ctp {
@@ -24,7 +25,9 @@ class Block {
   int32_t idx = 0;
   int32_t parent_idx = -1;
   int32_t forward_block_idx = -1;
-  std::string unknown_fields;
+  // The file wrote forward_block_idx although it is -1 (proto2 presence).
+  bool forward_block_idx_explicit = false;
+  UnknownFields unknown_fields;
 
   Block() = default;
   Block(int32_t index, int32_t parent) : idx(index), parent_idx(parent) {}

@@ -29,7 +29,15 @@ namespace var_attr {
 inline constexpr uint32_t kName = 1, kType = 2, kI = 3, kS = 4, kInts = 5;
 }
 namespace var_type {
-inline constexpr uint32_t kType = 1, kSelectedRows = 2, kLodTensor = 3, kTensorArray = 4;
+inline constexpr uint32_t kType = 1, kSelectedRows = 2, kLodTensor = 3, kTensorArray = 4,
+                          kReader = 5, kTuple = 7, kString = 8, kStrings = 9, kVocab = 10,
+                          kSparseCoo = 11, kSparseCsr = 12;
+}
+namespace reader_desc {
+inline constexpr uint32_t kLodTensor = 1;
+}
+namespace tuple {
+inline constexpr uint32_t kElementType = 1;
 }
 namespace tensor_desc {
 inline constexpr uint32_t kDataType = 1, kDims = 2;
@@ -47,12 +55,20 @@ namespace op_attr {
 inline constexpr uint32_t kName = 1, kType = 2;
 }
 
-// The VarType field holding a var kind's tensor description, or 0.
+// The VarType field holding a var kind's tensor description, or 0. The
+// LoD kinds (kind_has_lod_level) hold a LoDTensorDesc there, the others a
+// TensorDesc. (Paddle's own VarDesc maps STRINGS, VOCAB and SPARSE_COO so;
+// STRING and SPARSE_CSR have their like-named fields.)
 inline uint32_t tensor_desc_field(VarKind kind) {
   switch (kind) {
     case VarKind::SELECTED_ROWS: return var_type::kSelectedRows;
     case VarKind::LOD_TENSOR: return var_type::kLodTensor;
     case VarKind::LOD_TENSOR_ARRAY: return var_type::kTensorArray;
+    case VarKind::STRING: return var_type::kString;
+    case VarKind::STRINGS: return var_type::kStrings;
+    case VarKind::VOCAB: return var_type::kVocab;
+    case VarKind::SPARSE_COO: return var_type::kSparseCoo;
+    case VarKind::SPARSE_CSR: return var_type::kSparseCsr;
     default: return 0;
   }
 }

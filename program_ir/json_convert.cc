@@ -6,6 +6,7 @@
 
 #include "program_ir/framework_fields.h"
 #include "program_ir/json_encoding.h"
+#include "program_ir/json_values.h"
 #include "program_ir/wire_format.h"
 
 namespace ctp::json_convert {
@@ -69,100 +70,6 @@ void Converter::fail(const std::string& path, const std::string& message) const 
 
 namespace {
 
-// Reading typed values out of parsed JSON; `what` ends the message, as in
-// "expected an integer for INTS".
-class Values {
- public:
-  explicit Values(const Converter& c) : c_(c) {}
-
-  void expect(bool ok, const Json& j, const JPath& at, const char* expected,
-              std::string_view what) const {
-    if (!ok)
-      c_.fail(at, std::string("expected ") + expected + std::string(what) + ", got " + kind_of(j));
-  }
-
-  int64_t integer(const Json& j, const JPath& at, int64_t min, int64_t max,
-                  std::string_view what = {}) const {
-    expect(j.is_number_integer(), j, at, "an integer", what);
-    if (j.is_number_unsigned()) {
-      auto u = j.get<uint64_t>();
-      if (u > static_cast<uint64_t>(max))
-        c_.fail(at, "value " + std::to_string(u) + " is out of range" + std::string(what));
-      return static_cast<int64_t>(u);
-    }
-    auto v = j.get<int64_t>();
-    if (v < min || v > max)
-      c_.fail(at, "value " + std::to_string(v) + " is out of range" + std::string(what));
-    return v;
-  }
-  int32_t int32(const Json& j, const JPath& at, std::string_view what = {}) const {
-    return static_cast<int32_t>(integer(j, at, std::numeric_limits<int32_t>::min(),
-                                        std::numeric_limits<int32_t>::max(), what));
-  }
-  int64_t int64(const Json& j, const JPath& at, std::string_view what = {}) const {
-    return integer(j, at, std::numeric_limits<int64_t>::min(),
-                   std::numeric_limits<int64_t>::max(), what);
-  }
-  bool boolean(const Json& j, const JPath& at, std::string_view what = {}) const {
-    expect(j.is_boolean(), j, at, "true or false", what);
-    return j.get<bool>();
-  }
-  std::string string(Json& j, const JPath& at, std::string_view what = {}) const {
-    expect(j.is_string(), j, at, "a string", what);
-    return std::move(j.get_ref<std::string&>());
-  }
-  std::string bytes(const Json& j, const JPath& at, std::string_view what = {}) const {
-    expect(j.is_string(), j, at, "a base64 string", what);
-    auto decoded = je::base64_decode(j.get_ref<const std::string&>());
-    if (!decoded) c_.fail(at, "not valid base64" + std::string(what));
-    return std::move(*decoded);
-  }
-  double float64(const Json& j, const JPath& at, std::string_view what = {}) const {
-    if (j.is_string()) {
-      if (auto special = je::double_from_special(j.get_ref<const std::string&>())) return *special;
-      c_.fail(at, "expected a number, \"NaN\", \"Infinity\" or \"-Infinity\"" + std::string(what) +
-                      ", got the string \"" + j.get<std::string>() + "\"");
-    }
-    expect(j.is_number(), j, at, "a number", what);
-    const double d = j.get<double>();
-    // 1e999 reads as infinity; infinities are spelled "Infinity".
-    if (!std::isfinite(d)) c_.fail(at, "value is out of range" + std::string(what));
-    return d;
-  }
-  float float32(const Json& j, const JPath& at, std::string_view what = {}) const {
-    if (j.is_string()) {
-      if (auto special = je::float_from_special(j.get_ref<const std::string&>())) return *special;
-      c_.fail(at, "expected a number, \"NaN\", \"Infinity\" or \"-Infinity\"" + std::string(what) +
-                      ", got the string \"" + j.get<std::string>() + "\"");
-    }
-    expect(j.is_number(), j, at, "a number", what);
-    auto f = static_cast<float>(j.get<double>());
-    if (!std::isfinite(f)) c_.fail(at, "value is out of range" + std::string(what));
-    return f;
-  }
-
-  template <typename T, typename One>
-  std::vector<T> list(Json& j, const JPath& at, const JPath& items_at, std::string_view what,
-                      One&& one) const {
-    expect(j.is_array(), j, at, "an array", what);
-    std::vector<T> out;
-    out.reserve(j.size());
-    long i = 0;
-    for (Json& item : j) {
-      out.push_back(one(item, items_at.at(i)));
-      ++i;
-    }
-    return out;
-  }
-
-  Json::object_t& object(Json& j, const JPath& at, std::string_view what = {}) const {
-    expect(j.is_object(), j, at, "an object", what);
-    return members(j);
-  }
-
- private:
-  const Converter& c_;
-};
 
 AttrValue attr_value(const Values& v, AttrType type, Json& j, const JPath& at) {
   const std::string what = " for " + std::string(to_string(type));
@@ -179,7 +86,7 @@ AttrValue attr_value(const Values& v, AttrType type, Json& j, const JPath& at) {
     case AttrType::STRING:
     case AttrType::VAR: return v.string(j, at, what);
     case AttrType::BOOLEAN: return v.boolean(j, at, what);
-    case AttrType::SCALAR: return v.bytes(j, at, what);
+    case AttrType::SCALAR: return scalar_from_json(v, j, at, what);
     case AttrType::INTS:
     case AttrType::BLOCKS: return v.list<int32_t>(j, at, items, what, ints);
     case AttrType::LONGS: return v.list<int64_t>(j, at, items, what, longs);
@@ -197,8 +104,8 @@ AttrValue attr_value(const Values& v, AttrType type, Json& j, const JPath& at) {
       return out;
     }
     case AttrType::SCALARS:
-      return v.list<std::string>(j, at, items, what,
-                                 [&](Json& e, const JPath& p) { return v.bytes(e, p, what); });
+      return v.list<std::string>(
+          j, at, items, what, [&](Json& e, const JPath& p) { return scalar_from_json(v, e, p, what); });
   }
   return int32_t{0};
 }
@@ -264,11 +171,118 @@ void Converter::check_unknown_fields(std::string_view bytes, const std::string& 
   }
 }
 
+UnknownFields Converter::unknown_fields(Json& j, const JPath& at,
+                                        std::initializer_list<uint32_t> known,
+                                        const char* message) const {
+  Values v(*this);
+  UnknownFields fields;
+  if (j.is_string()) {
+    std::string bytes = v.bytes(j, at);
+    check_unknown_fields(bytes, at.str(), known, message);
+    fields.append(UnknownFields::kAtEnd, bytes);
+    return fields;
+  }
+  v.expect(j.is_array(), j, at, "a base64 string or an array of runs", {});
+  std::size_t last = 0;
+  long i = 0;
+  for (Json& run : j) {
+    const JPath run_at = at.at(i++);
+    std::size_t after = UnknownFields::kAtEnd;
+    std::optional<std::string> bytes;
+    for (auto& [key, value] : v.object(run, run_at)) {
+      const JPath field = run_at.member(key);
+      if (key == "after")
+        after = static_cast<std::size_t>(
+            v.integer(value, field, 0, std::numeric_limits<int32_t>::max()));
+      else if (key == "bytes")
+        bytes = v.bytes(value, field);
+      else
+        fail(run_at, "unknown key '" + key + "' (a run has \"after\" and \"bytes\")");
+    }
+    if (!bytes || bytes->empty()) fail(run_at, "a run needs \"bytes\" (not empty)");
+    if (after < last) fail(run_at, "runs must come in the order of their places (\"after\")");
+    last = after;
+    check_unknown_fields(*bytes, run_at.member("bytes").str(), known, message);
+    fields.append(after, *bytes);
+  }
+  return fields;
+}
+
+namespace {
+
+// The keys of a var that belong to its tensor description.
+struct TensorDescKeys {
+  bool dtype = false, shape = false, lod_level = false;
+  std::optional<bool> has_tensor_desc;
+};
+
+std::vector<ReaderTensorDesc> reader_descs(const Converter& c, const Values& v, Json& j,
+                                           const JPath& at) {
+  return v.list<ReaderTensorDesc>(j, at, at, {}, [&](Json& e, const JPath& p) {
+    ReaderTensorDesc d;
+    for (auto& [key, value] : v.object(e, p)) {
+      const JPath field = p.member(key);
+      if (key == "dtype")
+        d.dtype = data_type_of_wire_kind(var_kind(c, v, value, field));
+      else if (key == "shape")
+        d.shape = v.list<int64_t>(value, field, field, {},
+                                  [&](Json& x, const JPath& xp) { return v.int64(x, xp); });
+      else if (key == "lod_level")
+        d.lod_level = v.int32(value, field);
+      else
+        c.fail(p, "unknown key '" + key + "' (a reader description has \"dtype\", \"shape\", \"lod_level\")");
+    }
+    return d;
+  });
+}
+
+// Keep the JSON form exactly as expressive as the protobuf form: a tensor
+// description only where the kind has one, lod_level only where it does.
+void check_tensor_desc(const Converter& c, Var& var, const TensorDescKeys& keys, const JPath& at) {
+  const bool any = keys.dtype || keys.shape || keys.lod_level;
+  const std::string kind(to_string(var.type));
+  if (!kind_has_tensor_desc(var.type)) {
+    if (any || keys.has_tensor_desc.value_or(false))
+      c.fail(at, "var '" + var.name + "' of type " + kind +
+                   " has no tensor description: dtype, shape and lod_level do not apply");
+    if (keys.has_tensor_desc) c.fail(at.member("has_tensor_desc"), "applies to tensor kinds only");
+    return;
+  }
+  if (keys.has_tensor_desc == false) {
+    if (any)
+      c.fail(at, "var '" + var.name + "' has \"has_tensor_desc\": false and a dtype, shape or "
+               "lod_level");
+    var.tensor_desc_absent = true;
+  }
+  if (keys.lod_level && !kind_has_lod_level(var.type))
+    c.fail(at.member("lod_level"), kind + " vars have no lod_level");
+}
+
+// The "is_distributed" key and an is_distributed attr say the same, or only
+// one of them is there.
+void set_distributed(const Converter& c, Var& var, std::optional<bool> key, const JPath& at) {
+  const std::optional<bool> from_attr = read_is_distributed(var);
+  if (key && from_attr && *key != *from_attr)
+    c.fail(at.member("is_distributed"), "disagrees with the var's is_distributed attr");
+  if (key) var.is_distributed = *key;
+}
+
+}  // namespace
+
 Var Converter::var(Json& j, const JPath& at) const {
   Values v(*this);
   Var var;
   bool has_name = false;
-  std::optional<std::string> type_unknown_at;
+  std::optional<bool> distributed_key;
+  TensorDescKeys desc;
+  Json* type_unknown = nullptr;
+  std::optional<JPath> type_unknown_at;
+  // An optional VarDesc bool: its value, and that the JSON gave it.
+  auto flag = [&](Json& value, const JPath& field, bool& out, bool& explicit_default) {
+    out = v.boolean(value, field);
+    explicit_default = !out;
+  };
+  Var::ExplicitDefaults& e = var.explicit_defaults;
   for (auto& [key, value] : v.object(j, at)) {
     JPath field = at.member(key);
     if (key == "name") {
@@ -279,49 +293,58 @@ Var Converter::var(Json& j, const JPath& at) const {
     } else if (key == "dtype") {
       // Named as the VarType.Type it is on the wire (see DataType).
       var.dtype = data_type_of_wire_kind(var_kind(*this, v, value, field));
+      desc.dtype = true;
     } else if (key == "shape") {
       var.shape = v.list<int64_t>(value, field, field, {},
                                   [&](Json& e, const JPath& p) { return v.int64(e, p); });
+      desc.shape = true;
     } else if (key == "lod_level") {
       var.lod_level = v.int32(value, field);
+      desc.lod_level = true;
+    } else if (key == "has_tensor_desc") {
+      desc.has_tensor_desc = v.boolean(value, field);
     } else if (key == "persistable") {
-      var.persistable = v.boolean(value, field);
+      flag(value, field, var.persistable, e.persistable);
     } else if (key == "need_check_feed") {
-      var.need_check_feed = v.boolean(value, field);
+      flag(value, field, var.need_check_feed, e.need_check_feed);
     } else if (key == "is_parameter") {
-      var.is_parameter = v.boolean(value, field);
+      flag(value, field, var.is_parameter, e.is_parameter);
     } else if (key == "stop_gradient") {
-      var.stop_gradient = v.boolean(value, field);
+      flag(value, field, var.stop_gradient, e.stop_gradient);
     } else if (key == "is_distributed") {
-      var.is_distributed = v.boolean(value, field);
+      distributed_key = v.boolean(value, field);
     } else if (key == "attrs") {
       auto& attrs = v.object(value, field);
       var.attrs.reserve(attrs.size());
       for (auto& [name, spec] : attrs)
         var.attrs.push_back(var_attr(*this, v, name, spec, field.member(name)));
+    } else if (key == "reader") {
+      var.reader = reader_descs(*this, v, value, field);
+    } else if (key == "tuple") {
+      var.tuple = v.list<VarKind>(value, field, field, {}, [&](Json& e, const JPath& p) {
+        return var_kind(*this, v, e, p);
+      });
     } else if (key == "unknown_fields") {
-      var.unknown_fields = v.bytes(value, field);
-      check_unknown_fields(var.unknown_fields, field.str(), {1, 2, 3, 4, 5, 6, 7}, "VarDesc");
+      var.unknown_fields = unknown_fields(value, field, {1, 2, 3, 4, 5, 6, 7}, "VarDesc");
     } else if (key == "type_unknown_fields") {
-      var.type_unknown_fields = v.bytes(value, field);
-      type_unknown_at = field.str();
+      type_unknown = &value;
+      type_unknown_at = field;
     } else {
       fail(at, "unknown key '" + key + "' in a var");
     }
   }
   if (!has_name) fail(at, "var has no \"name\"");
-  // The type's own fields are its kind and the tensor description of that
-  // kind; descriptions of other kinds are unknown fields (proto_io.h).
-  if (type_unknown_at)
-    check_unknown_fields(var.type_unknown_fields, *type_unknown_at,
-                         {fields::var_type::kType, fields::tensor_desc_field(var.type)}, "VarType");
-  // Keep the JSON form exactly as expressive as the protobuf form.
-  if (!var.has_tensor_desc() &&
-      (var.dtype != DataType::FP32 || !var.shape.empty() || var.lod_level != 0))
-    fail(at, "var '" + var.name + "' of type " + std::string(to_string(var.type)) +
-                 " has no tensor description: dtype, shape and lod_level do not apply");
-  if (var.type == VarKind::SELECTED_ROWS && var.lod_level != 0)
-    fail(at.member("lod_level"), "SELECTED_ROWS vars have no lod_level");
+  // The type's own fields are its kind, the tensor description of that
+  // kind, reader and tuple; descriptions of other kinds are unknown fields
+  // (proto_io.h).
+  if (type_unknown)
+    var.type_unknown_fields =
+        unknown_fields(*type_unknown, *type_unknown_at,
+                       {fields::var_type::kType, fields::tensor_desc_field(var.type),
+                        fields::var_type::kReader, fields::var_type::kTuple},
+                       "VarType");
+  check_tensor_desc(*this, var, desc, at);
+  set_distributed(*this, var, distributed_key, at);
   return var;
 }
 
@@ -345,9 +368,9 @@ void Converter::block_fields(Json& j, const JPath& at, Block& block) const {
       has_parent = true;
     } else if (key == "forward_block_idx") {
       block.forward_block_idx = v.int32(value, field);
+      block.forward_block_idx_explicit = block.forward_block_idx == -1;
     } else if (key == "unknown_fields") {
-      block.unknown_fields = v.bytes(value, field);
-      check_unknown_fields(block.unknown_fields, field.str(), {1, 2, 3, 4, 5}, "BlockDesc");
+      block.unknown_fields = unknown_fields(value, field, {1, 2, 3, 4, 5}, "BlockDesc");
     } else if (key == "vars" || key == "ops") {
       v.expect(value.is_array(), value, field, "an array", {});
     } else {
@@ -365,7 +388,9 @@ void Converter::program_fields(Json& j, Program& program) const {
   for (auto& [key, value] : members(j)) {
     JPath field = root.member(key);
     if (key == "version") {
-      program.version = v.int64(value, field);
+      // null: a Version message without its number.
+      program.version_number_absent = value.is_null();
+      program.version = value.is_null() ? 0 : v.int64(value, field);
     } else if (key == "op_version_map") {
       program.op_version_map = v.list<OpVersionEntry>(
           value, field, field, {}, [&](Json& e, const JPath& p) {
@@ -386,10 +411,9 @@ void Converter::program_fields(Json& j, Program& program) const {
             return entry;
           });
     } else if (key == "op_compatible_map") {
-      program.op_compatible_map = v.bytes(value, field);
+      program.op_compatible_map = op_compatible_map_from_json(v, value, field);
     } else if (key == "unknown_fields") {
-      program.unknown_fields = v.bytes(value, field);
-      check_unknown_fields(program.unknown_fields, field.str(), {1, 3, 4, 5}, "ProgramDesc");
+      program.unknown_fields = unknown_fields(value, field, {1, 3, 4, 5}, "ProgramDesc");
     } else if (key == "blocks") {
       v.expect(value.is_array(), value, field, "an array", {});
       has_blocks = true;

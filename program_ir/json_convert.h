@@ -55,6 +55,10 @@ class Converter {
   // (as ctp or Paddle), e.g. bytes that reuse field 5 of a VarDesc as a string.
   void check_unknown_fields(std::string_view bytes, const std::string& path,
                             std::initializer_list<uint32_t> known, const char* message) const;
+  // Unknown fields: a base64 string (all after the known fields) or an
+  // array of runs {"after": N, "bytes": base64}, checked as above.
+  UnknownFields unknown_fields(Json& j, const JPath& at, std::initializer_list<uint32_t> known,
+                               const char* message) const;
   Var var(Json& j, const JPath& at) const;
   // An op attribute from its "type" (a name) and "value" members.
   Attribute attribute(const std::string& type_name, const JPath& type_at, Json& value,

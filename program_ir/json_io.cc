@@ -79,6 +79,7 @@ class ProgramSax {
     const Role role = top.role;
     if (role == Role::Attr) finish_attr();
     if (role == Role::Op && !(top.seen & kType)) convert_.fail(path(), "op has no \"type\"");
+    if (role == Role::Op && (top.seen & kUnknownFields)) finish_op_unknown_fields();
     frames_.pop_back();
     switch (role) {
       case Role::Op:
@@ -278,6 +279,9 @@ class ProgramSax {
         } else if (top.key == "attrs") {
           if (!object) expected("an object", got);
           frames_.push_back(Frame{Role::Attrs});
+        } else if (top.key == "unknown_fields" && !object) {
+          op_unknown_ = Json::array();  // runs, converted when the op ends
+          frames_.push_back(Frame{Role::Nested, &op_unknown_});
         } else {
           scalar_member_of_op(top, nullptr, got);
         }
@@ -350,12 +354,10 @@ class ProgramSax {
     } else if (top.key == "is_target") {
       if (!value || !value->is_boolean()) expected("true or false", got);
       op_.is_target = value->get<bool>();
+      op_.is_target_explicit = !op_.is_target;
     } else if (top.key == "unknown_fields") {
-      if (!value || !value->is_string()) expected("a base64 string", got);
-      auto bytes = json_encoding::base64_decode(value->get_ref<const std::string&>());
-      if (!bytes) convert_.fail(value_path(), "not valid base64");
-      op_.unknown_fields = std::move(*bytes);
-      convert_.check_unknown_fields(op_.unknown_fields, value_path(), {1, 2, 3, 4, 5}, "OpDesc");
+      if (!value || !value->is_string()) expected("a base64 string or an array of runs", got);
+      op_unknown_ = std::move(*value);  // converted when the op ends
     } else {
       expected("an object", got);  // inputs, outputs, attrs
     }
@@ -393,6 +395,17 @@ class ProgramSax {
     op_.attrs.push_back(NamedAttribute{std::move(attrs.key), std::move(value)});
   }
 
+  void finish_op_unknown_fields() {
+    JPath root;
+    JPath blocks = root.member("blocks");
+    JPath block = blocks.at(block_index());
+    JPath ops = block.member("ops");
+    JPath op = ops.at(static_cast<long>(frames_[frames_.size() - 2].count) - 1);
+    op_.unknown_fields = convert_.unknown_fields(op_unknown_, op.member("unknown_fields"),
+                                                 {1, 2, 3, 4, 5}, "OpDesc");
+    op_unknown_ = Json();
+  }
+
   void finish_var() {
     const long index = static_cast<long>(frames_.back().count) - 1;
     JPath root;
@@ -424,6 +437,7 @@ class ProgramSax {
   Json block_;    // the open block's own fields
   Json element_;  // the open var
   Op op_;         // the open op
+  Json op_unknown_;  // and its "unknown_fields", until it ends
   std::vector<Slot>* slots_ = nullptr;  // the open op's inputs or outputs
   std::string attr_type_;               // the open attribute's "type"
   Json attr_value_;                     // and its "value"

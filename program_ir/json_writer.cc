@@ -1,10 +1,13 @@
 // Writing a Program in ctp's JSON form (docs/json-format.md), one var or op
 // per line so that diffs of two programs read well.
+#include <algorithm>
 #include <charconv>
 #include <unordered_set>
 
 #include "program_ir/json_encoding.h"
 #include "program_ir/json_io.h"
+#include "program_ir/op_compatible_map.h"
+#include "program_ir/scalar.h"
 
 namespace ctp {
 namespace {
@@ -41,7 +44,10 @@ class JsonWriter {
     };
     if (p.version) {
       member("version");
-      integer(*p.version);
+      if (p.version_number_absent && *p.version == 0)
+        out_.append("null");
+      else
+        integer(*p.version);
     }
     if (p.op_version_map) {
       member("op_version_map");
@@ -58,11 +64,11 @@ class JsonWriter {
     }
     if (p.op_compatible_map) {
       member("op_compatible_map");
-      bytes(*p.op_compatible_map);
+      op_compatible_map(*p.op_compatible_map);
     }
     if (!p.unknown_fields.empty()) {
       member("unknown_fields");
-      bytes(p.unknown_fields);
+      unknown(p.unknown_fields);
     }
     member("blocks");
     out_.push_back('[');
@@ -80,13 +86,13 @@ class JsonWriter {
     integer(b.idx);
     out_.append(",\n      \"parent_idx\": ");
     integer(b.parent_idx);
-    if (b.forward_block_idx != -1) {
+    if (b.forward_block_idx != -1 || b.forward_block_idx_explicit) {
       out_.append(",\n      \"forward_block_idx\": ");
       integer(b.forward_block_idx);
     }
     if (!b.unknown_fields.empty()) {
       out_.append(",\n      \"unknown_fields\": ");
-      bytes(b.unknown_fields);
+      unknown(b.unknown_fields);
     }
     out_.append(",\n      \"vars\": [");
     bool first = true;
@@ -113,56 +119,81 @@ class JsonWriter {
     string(v.name, where);
     out_.append(", \"type\": \"").append(to_string(v.type)).push_back('"');
     if (v.has_tensor_desc()) {
-      out_.append(", \"dtype\": \"").append(to_string(v.dtype)).append("\", \"shape\": [");
-      for (std::size_t i = 0; i < v.shape.size(); ++i) {
-        if (i) out_.append(", ");
-        integer(v.shape[i]);
-      }
-      out_.push_back(']');
-      if (v.lod_level != 0) {
+      out_.append(", \"dtype\": \"").append(to_string(v.dtype)).append("\", \"shape\": ");
+      list(v.shape, [&](int64_t d) { integer(d); });
+      if (v.lod_level) {
         out_.append(", \"lod_level\": ");
-        integer(v.lod_level);
+        integer(*v.lod_level);
       }
+    } else if (kind_has_tensor_desc(v.type)) {
+      out_.append(", \"has_tensor_desc\": false");
     }
-    flag("persistable", v.persistable);
-    flag("is_parameter", v.is_parameter);
-    flag("stop_gradient", v.stop_gradient);
-    flag("is_distributed", v.is_distributed);
-    if (v.need_check_feed) flag("need_check_feed", true);
-    if (!v.attrs.empty()) {
-      std::size_t repeat = first_repeat(v.attrs, [](const VarAttr& a) -> std::string_view { return a.name; });
-      if (repeat != std::string::npos)
-        duplicate(where() + ", attr '" + v.attrs[repeat].name + "'", "var attr");
-      out_.append(", \"attrs\": {");
-      for (std::size_t i = 0; i < v.attrs.size(); ++i) {
-        const VarAttr& a = v.attrs[i];
-        auto attr_where = [&] { return where() + ", attr '" + a.name + "'"; };
-        if (i) out_.append(", ");
-        string(a.name, attr_where);
-        out_.append(": {\"type\": \"").append(to_string(a.type)).push_back('"');
-        if (a.type == AttrType::INT || a.type == AttrType::BOOLEAN || a.i != 0) {
-          out_.append(", \"i\": ");
-          integer(a.i);
-        }
-        if (a.type == AttrType::STRING || !a.s.empty()) {
-          out_.append(", \"s\": ");
-          string(a.s, attr_where);
-        }
-        if (a.type == AttrType::INTS || !a.ints.empty()) {
-          out_.append(", \"ints\": ");
-          list(a.ints, [&](int32_t x) { integer(x); });
+    const Var::ExplicitDefaults& e = v.explicit_defaults;
+    flag("persistable", v.persistable, e.persistable);
+    flag("is_parameter", v.is_parameter, e.is_parameter);
+    flag("stop_gradient", v.stop_gradient, e.stop_gradient);
+    // is_distributed as a key, unless an attr of the file's own holds it.
+    const bool attr_holds_distributed =
+        std::any_of(v.attrs.begin(), v.attrs.end(), is_distributed_attr);
+    if (v.is_distributed && !attr_holds_distributed) out_.append(", \"is_distributed\": true");
+    flag("need_check_feed", v.need_check_feed, e.need_check_feed);
+    if (attr_holds_distributed)
+      var_attrs(v.written_attrs(), where);
+    else if (!v.attrs.empty())
+      var_attrs(v.attrs, where);
+    if (v.reader) {
+      out_.append(", \"reader\": ");
+      list(*v.reader, [&](const ReaderTensorDesc& d) {
+        out_.append("{\"dtype\": \"").append(to_string(d.dtype)).append("\", \"shape\": ");
+        list(d.shape, [&](int64_t x) { integer(x); });
+        if (d.lod_level) {
+          out_.append(", \"lod_level\": ");
+          integer(*d.lod_level);
         }
         out_.push_back('}');
-      }
-      out_.push_back('}');
+      });
+    }
+    if (v.tuple) {
+      out_.append(", \"tuple\": ");
+      list(*v.tuple, [&](VarKind k) { out_.append("\"").append(to_string(k)).push_back('"'); });
     }
     if (!v.unknown_fields.empty()) {
       out_.append(", \"unknown_fields\": ");
-      bytes(v.unknown_fields);
+      unknown(v.unknown_fields);
     }
     if (!v.type_unknown_fields.empty()) {
       out_.append(", \"type_unknown_fields\": ");
-      bytes(v.type_unknown_fields);
+      unknown(v.type_unknown_fields);
+    }
+    out_.push_back('}');
+  }
+
+  template <typename Where>
+  void var_attrs(const std::vector<VarAttr>& attrs, const Where& where) {
+    std::size_t repeat =
+        first_repeat(attrs, [](const VarAttr& a) -> std::string_view { return a.name; });
+    if (repeat != std::string::npos)
+      duplicate(where() + ", attr '" + attrs[repeat].name + "'", "var attr");
+    out_.append(", \"attrs\": {");
+    for (std::size_t i = 0; i < attrs.size(); ++i) {
+      const VarAttr& a = attrs[i];
+      auto attr_where = [&] { return where() + ", attr '" + a.name + "'"; };
+      if (i) out_.append(", ");
+      string(a.name, attr_where);
+      out_.append(": {\"type\": \"").append(to_string(a.type)).push_back('"');
+      if (a.i) {
+        out_.append(", \"i\": ");
+        integer(*a.i);
+      }
+      if (a.s) {
+        out_.append(", \"s\": ");
+        string(*a.s, attr_where);
+      }
+      if (!a.ints.empty()) {
+        out_.append(", \"ints\": ");
+        list(a.ints, [&](int32_t x) { integer(x); });
+      }
+      out_.push_back('}');
     }
     out_.push_back('}');
   }
@@ -188,10 +219,11 @@ class JsonWriter {
       out_.push_back('}');
     }
     out_.push_back('}');
-    if (o.is_target) out_.append(", \"is_target\": true");
+    if (o.is_target || o.is_target_explicit)
+      out_.append(o.is_target ? ", \"is_target\": true" : ", \"is_target\": false");
     if (!o.unknown_fields.empty()) {
       out_.append(", \"unknown_fields\": ");
-      bytes(o.unknown_fields);
+      unknown(o.unknown_fields);
     }
     out_.push_back('}');
   }
@@ -216,9 +248,9 @@ class JsonWriter {
   template <typename Where>
   void attr_value(const Attribute& attr, const Where& where) {
     const AttrType type = attr.type();
-    if (type == AttrType::SCALAR) return bytes(attr.get<std::string>());
+    if (type == AttrType::SCALAR) return scalar(attr.get<std::string>());
     if (type == AttrType::SCALARS)
-      return list(attr.get<std::vector<std::string>>(), [&](const std::string& s) { bytes(s); });
+      return list(attr.get<std::vector<std::string>>(), [&](const std::string& s) { scalar(s); });
     std::visit(
         [&](const auto& v) {
           using T = std::decay_t<decltype(v)>;
@@ -265,8 +297,77 @@ class JsonWriter {
     out_.append(buf, res.ptr);
   }
 
-  void flag(std::string_view key, bool v) {
-    out_.append(", \"").append(key).append(v ? "\": true" : "\": false");
+  // An optional bool: written when set, or when the file wrote it false.
+  void flag(std::string_view key, bool v, bool explicit_default) {
+    if (v || explicit_default) out_.append(", \"").append(key).append(v ? "\": true" : "\": false");
+  }
+
+  // As an object when the bytes are what that object encodes to; else as
+  // base64 (docs/json-format.md).
+  void scalar(const std::string& raw) {
+    const std::optional<Scalar> s = canonical_scalar(raw);
+    if (!s) return bytes(raw);
+    out_.append("{\"type\": \"").append(to_string(s->type)).push_back('"');
+    if (s->b) out_.append(*s->b ? ", \"b\": true" : ", \"b\": false");
+    if (s->i) {
+      out_.append(", \"i\": ");
+      integer(*s->i);
+    }
+    if (s->r) {
+      out_.append(", \"r\": ");
+      je::append_double(out_, *s->r);
+    }
+    if (s->c) {
+      out_.append(", \"c\": {\"r\": ");
+      je::append_double(out_, s->c->r);
+      out_.append(", \"i\": ");
+      je::append_double(out_, s->c->i);
+      out_.push_back('}');
+    }
+    out_.push_back('}');
+  }
+
+  void op_compatible_map(const std::string& raw) {
+    const std::optional<OpCompatibleMap> map = canonical_op_compatible_map(raw);
+    auto where = [] { return std::string("op_compatible_map"); };
+    // Strings JSON cannot hold go as base64 too.
+    bool text = map.has_value();
+    for (std::size_t i = 0; text && i < map->pairs.size(); ++i)
+      text = je::is_valid_utf8(map->pairs[i].op_name) && je::is_valid_utf8(map->pairs[i].version);
+    if (text && map->default_required_version)
+      text = je::is_valid_utf8(*map->default_required_version);
+    if (!text) return bytes(raw);
+    out_.append("{\"pairs\": ");
+    list(map->pairs, [&](const OpCompatibleMap::Pair& p) {
+      out_.append("{\"op_name\": ");
+      string(p.op_name, where);
+      out_.append(", \"version\": ");
+      string(p.version, where);
+      out_.append(", \"type\": \"").append(to_string(p.kind)).append("\"}");
+    });
+    if (map->default_required_version) {
+      out_.append(", \"default_required_version\": ");
+      string(*map->default_required_version, where);
+    }
+    out_.push_back('}');
+  }
+
+  // One base64 string when every field comes after the known ones; else
+  // the runs with their places.
+  void unknown(const UnknownFields& fields) {
+    const auto& runs = fields.runs();
+    if (runs.size() == 1 && runs[0].after == UnknownFields::kAtEnd) return bytes(runs[0].bytes);
+    list(runs, [&](const UnknownFields::Run& run) {
+      out_.push_back('{');
+      if (run.after != UnknownFields::kAtEnd) {
+        out_.append("\"after\": ");
+        integer(static_cast<int64_t>(run.after));
+        out_.append(", ");
+      }
+      out_.append("\"bytes\": ");
+      bytes(run.bytes);
+      out_.push_back('}');
+    });
   }
 
   template <typename Where>

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "program_ir/attribute.h"
+#include "program_ir/unknown_fields.h"
 
 namespace ctp {
 
@@ -22,7 +23,10 @@ class Op {
   std::vector<Slot> outputs;
   std::vector<NamedAttribute> attrs;
   bool is_target = false;
-  std::string unknown_fields;  // wire bytes of OpDesc fields ctp does not know
+  // The file wrote is_target although it is false (proto2 presence; see
+  // Var::ExplicitDefaults).
+  bool is_target_explicit = false;
+  UnknownFields unknown_fields;  // OpDesc fields ctp does not know
 
   Op() = default;
   explicit Op(std::string op_type) : type(std::move(op_type)) {}

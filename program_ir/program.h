@@ -22,11 +22,16 @@ class Program {
  public:
   // A deque, so references to blocks survive adding blocks.
   std::deque<Block> blocks;
+  // ProgramDesc.version: absent, or a Version message. That message's one
+  // field is optional too: version_number_absent marks a Version message
+  // without it (version then holds 0).
   std::optional<int64_t> version;
+  bool version_number_absent = false;
   std::optional<std::vector<OpVersionEntry>> op_version_map;
-  // op_compatible_map is kept as its raw wire bytes; ctp does not interpret it.
+  // Paddle 1.x's op_compatible_map, kept as its wire bytes (checked when
+  // read; program_ir/op_compatible_map.h decodes it).
   std::optional<std::string> op_compatible_map;
-  std::string unknown_fields;
+  UnknownFields unknown_fields;
 
   // A program with one empty global block.
   static Program with_global_block();

@@ -6,6 +6,8 @@
 #include <optional>
 
 #include "program_ir/framework_fields.h"
+#include "program_ir/op_compatible_map.h"
+#include "program_ir/scalar.h"
 #include "program_ir/wire_read.h"
 
 namespace ctp {
@@ -16,19 +18,22 @@ namespace fl = fields;
 
 // --- VarDesc ---
 
-void parse_tensor_desc(Reader r, Var& var, const Place& place) {
+// TensorDesc, merged into dtype and shape (a second occurrence of the
+// message overwrites data_type and appends dims, as protobuf merges).
+void parse_tensor_desc(Reader r, DataType& dtype, std::vector<int64_t>& shape,
+                       const Place& place) {
   bool has_data_type = false;
   guarded(place, [&] {
-    var.shape.reserve(var.shape.size() + count_field(r, fl::tensor_desc::kDims));
+    shape.reserve(shape.size() + count_field(r, fl::tensor_desc::kDims));
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::tensor_desc::kDataType:
-          var.dtype = data_type_of_wire_kind(read_var_kind(
+          dtype = data_type_of_wire_kind(read_var_kind(
               read_varint_field(r, tag, start, "data_type"), place, "TensorDesc.data_type"));
           has_data_type = true;
           break;
         case fl::tensor_desc::kDims:
-          read_repeated(r, tag, start, "dims", WireType::Varint, 0, var.shape, read_int64);
+          read_repeated(r, tag, start, "dims", WireType::Varint, 0, shape, read_int64);
           break;
         default: unknown_in(r, tag, start, "TensorDesc");
       }
@@ -37,23 +42,56 @@ void parse_tensor_desc(Reader r, Var& var, const Place& place) {
   if (!has_data_type) fail(place, "TensorDesc has no data_type (field 1)");
 }
 
-void parse_lod_tensor_desc(Reader r, Var& var, const Place& place) {
+// LoDTensorDesc (and LoDTensorArrayDesc, the same fields).
+void parse_lod_tensor_desc(Reader r, DataType& dtype, std::vector<int64_t>& shape,
+                           std::optional<int32_t>& lod_level, const Place& place) {
   bool has_tensor = false;
   guarded(place, [&] {
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::lod_tensor_desc::kTensor:
-          parse_tensor_desc(nested(r, tag, start, "tensor"), var, place);
+          parse_tensor_desc(nested(r, tag, start, "tensor"), dtype, shape, place);
           has_tensor = true;
           break;
         case fl::lod_tensor_desc::kLodLevel:
-          var.lod_level = wire::as_int32(read_varint_field(r, tag, start, "lod_level"));
+          lod_level = wire::as_int32(read_varint_field(r, tag, start, "lod_level"));
           break;
         default: unknown_in(r, tag, start, "LoDTensorDesc");
       }
     });
   });
   if (!has_tensor) fail(place, "LoDTensorDesc has no tensor (field 1)");
+}
+
+void parse_reader_desc(Reader r, std::vector<ReaderTensorDesc>& out, const Place& place) {
+  guarded(place, [&] {
+    for_each_field(r, [&](const Tag& tag, std::size_t start) {
+      if (tag.field != fl::reader_desc::kLodTensor) unknown_in(r, tag, start, "ReaderDesc");
+      ReaderTensorDesc& desc = out.emplace_back();
+      parse_lod_tensor_desc(nested(r, tag, start, "lod_tensor"), desc.dtype, desc.shape,
+                            desc.lod_level, place);
+    });
+  });
+}
+
+void parse_tuple(Reader r, std::vector<VarKind>& out, const Place& place) {
+  guarded(place, [&] {
+    for_each_field(r, [&](const Tag& tag, std::size_t start) {
+      if (tag.field != fl::tuple::kElementType) unknown_in(r, tag, start, "Tuple");
+      std::vector<int64_t> raw;
+      read_repeated(r, tag, start, "element_type", WireType::Varint, 0, raw, read_int64);
+      for (int64_t value : raw)
+        out.push_back(read_var_kind(static_cast<uint64_t>(value), place, "Tuple.element_type"));
+    });
+  });
+}
+
+// The var's own tensor description, in the VarType field of its kind.
+void parse_var_tensor_desc(Reader desc, Var& var, const Place& place) {
+  if (kind_has_lod_level(var.type))
+    parse_lod_tensor_desc(desc, var.dtype, var.shape, var.lod_level, place);
+  else
+    parse_tensor_desc(desc, var.dtype, var.shape, place);
 }
 
 void parse_var_type(Reader r, Var& var, const Place& place) {
@@ -70,19 +108,28 @@ void parse_var_type(Reader r, Var& var, const Place& place) {
     if (!kind) fail(place, "VarType has no type (field 1)");
     var.type = read_var_kind(*kind, place, "VarType.Type");
     const uint32_t desc_field = fl::tensor_desc_field(var.type);
+    bool has_desc = false;
+    std::size_t known = 0;
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       if (tag.field == fl::var_type::kType) {
         r.read_varint();
       } else if (desc_field != 0 && tag.field == desc_field) {
-        Reader desc = nested(r, tag, start, "tensor description");
-        if (var.type == VarKind::SELECTED_ROWS)
-          parse_tensor_desc(desc, var, place);
-        else
-          parse_lod_tensor_desc(desc, var, place);
+        parse_var_tensor_desc(nested(r, tag, start, "tensor description"), var, place);
+        has_desc = true;
+      } else if (tag.field == fl::var_type::kReader) {
+        if (!var.reader) var.reader.emplace();
+        parse_reader_desc(nested(r, tag, start, "reader"), *var.reader, place);
+      } else if (tag.field == fl::var_type::kTuple) {
+        if (!var.tuple) var.tuple.emplace();
+        parse_tuple(nested(r, tag, start, "tuple"), *var.tuple, place);
       } else {
-        var.type_unknown_fields.append(r.skip_field(tag, start));
+        var.type_unknown_fields.append(known, r.skip_field(tag, start));
+        return;
       }
+      ++known;
     });
+    var.type_unknown_fields.close(known);
+    var.tensor_desc_absent = desc_field != 0 && !has_desc;
   });
 }
 
@@ -114,6 +161,14 @@ VarAttr parse_var_attr(Reader r, Place place) {
   return attr;
 }
 
+// One of VarDesc's optional bools: its value, and whether the file wrote it
+// although it is false.
+void read_flag(Reader& r, const Tag& tag, std::size_t start, const char* name, bool& value,
+               bool& explicit_default) {
+  value = read_varint_field(r, tag, start, name) != 0;
+  explicit_default = !value;
+}
+
 Var parse_var(Reader r, Place place) {
   Var var;
   bool has_name = false, has_type = false;
@@ -129,6 +184,8 @@ Var parse_var(Reader r, Place place) {
       }
     });
     long attr_index = 0;
+    std::size_t known = 0;
+    Var::ExplicitDefaults& explicit_defaults = var.explicit_defaults;
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::var::kName: r.read_bytes(); break;
@@ -137,35 +194,36 @@ Var parse_var(Reader r, Place place) {
           has_type = true;
           break;
         case fl::var::kPersistable:
-          var.persistable = read_varint_field(r, tag, start, "persistable") != 0;
+          read_flag(r, tag, start, "persistable", var.persistable, explicit_defaults.persistable);
           break;
         case fl::var::kNeedCheckFeed:
-          var.need_check_feed = read_varint_field(r, tag, start, "need_check_feed") != 0;
+          read_flag(r, tag, start, "need_check_feed", var.need_check_feed,
+                    explicit_defaults.need_check_feed);
           break;
         case fl::var::kIsParameter:
-          var.is_parameter = read_varint_field(r, tag, start, "is_parameter") != 0;
+          read_flag(r, tag, start, "is_parameter", var.is_parameter,
+                    explicit_defaults.is_parameter);
           break;
         case fl::var::kStopGradient:
-          var.stop_gradient = read_varint_field(r, tag, start, "stop_gradient") != 0;
+          read_flag(r, tag, start, "stop_gradient", var.stop_gradient,
+                    explicit_defaults.stop_gradient);
           break;
         case fl::var::kAttrs: {
           Place attr_place = place;
           attr_place.attr = attr_index++;
-          VarAttr attr = parse_var_attr(nested_at(r, tag, start, "attrs", attr_place), attr_place);
-          // ctp models is_distributed itself (see var.h).
-          if (attr.name == "is_distributed" &&
-              (attr.type == AttrType::BOOLEAN || attr.type == AttrType::INT))
-            var.is_distributed = attr.i != 0;
-          else
-            var.attrs.push_back(std::move(attr));
+          var.attrs.push_back(
+              parse_var_attr(nested_at(r, tag, start, "attrs", attr_place), attr_place));
           break;
         }
-        default: var.unknown_fields.append(r.skip_field(tag, start));
+        default: var.unknown_fields.append(known, r.skip_field(tag, start)); return;
       }
+      ++known;
     });
+    var.unknown_fields.close(known);
   });
   if (!has_name) fail(place, "VarDesc has no name (field 1)");
   if (!has_type) fail(place, "VarDesc has no type (field 2)");
+  read_is_distributed(var);  // ctp models is_distributed itself (var.h)
   return var;
 }
 
@@ -266,6 +324,15 @@ void read_attr_value(Reader& r, const Tag& tag, std::size_t start, AttrType type
   }
 }
 
+// SCALAR and SCALARS values stay wire bytes (scalar.h); they must be Scalar
+// messages. `at` is where the attr starts, for messages.
+void check_scalars(AttrType type, const AttrValue& value, std::size_t at) {
+  if (type == AttrType::SCALAR) decode_scalar(std::get<std::string>(value), at);
+  if (type == AttrType::SCALARS)
+    for (const std::string& scalar : std::get<std::vector<std::string>>(value))
+      decode_scalar(scalar, at);
+}
+
 NamedAttribute parse_op_attr(Reader r, Place place) {
   std::string_view name;
   bool has_name = false;
@@ -306,6 +373,7 @@ NamedAttribute parse_op_attr(Reader r, Place place) {
     if (!has_value && !vf.repeated)
       fail(place, "attr of type " + std::string(to_string(type)) + " has no value (field " +
                       vf.name + " = " + std::to_string(vf.field) + ")");
+    check_scalars(type, value, r.offset_at(0));
     return NamedAttribute{std::string(name), Attribute(type, std::move(value))};
   });
 }
@@ -332,6 +400,7 @@ Op parse_op(Reader r, Place place) {
     op.outputs.reserve(output_count);
     op.attrs.reserve(attr_count);
     long inputs = 0, outputs = 0, attrs = 0;
+    std::size_t known = 0;
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::op::kInputs:
@@ -355,10 +424,13 @@ Op parse_op(Reader r, Place place) {
         }
         case fl::op::kIsTarget:
           op.is_target = read_varint_field(r, tag, start, "is_target") != 0;
+          op.is_target_explicit = !op.is_target;
           break;
-        default: op.unknown_fields.append(r.skip_field(tag, start));
+        default: op.unknown_fields.append(known, r.skip_field(tag, start)); return;
       }
+      ++known;
     });
+    op.unknown_fields.close(known);
   });
   if (!has_type) fail(place, "OpDesc has no type (field 3)");
   return op;
@@ -370,6 +442,7 @@ Block parse_block(Reader r, Place place) {
   Block block;
   bool has_idx = false, has_parent = false;
   long var_index = 0, op_index = 0;
+  std::size_t known = 0;
   guarded(place, [&] {
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
@@ -402,18 +475,22 @@ Block parse_block(Reader r, Place place) {
         case fl::block::kForwardBlockIdx:
           block.forward_block_idx =
               wire::as_int32(read_varint_field(r, tag, start, "forward_block_idx"));
+          block.forward_block_idx_explicit = block.forward_block_idx == -1;
           break;
-        default: block.unknown_fields.append(r.skip_field(tag, start));
+        default: block.unknown_fields.append(known, r.skip_field(tag, start)); return;
       }
+      ++known;
     });
+    block.unknown_fields.close(known);
   });
   if (!has_idx) fail(place, "BlockDesc has no idx (field 1)");
   if (!has_parent) fail(place, "BlockDesc has no parent_idx (field 2)");
   return block;
 }
 
-int64_t parse_version(Reader r, const Place& place) {
-  int64_t version = 0;
+// Version.version, when the message has it.
+std::optional<int64_t> parse_version(Reader r, const Place& place) {
+  std::optional<int64_t> version;
   guarded(place, [&] {
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       if (tag.field != fl::version::kVersion) unknown_in(r, tag, start, "Version");
@@ -468,6 +545,7 @@ Program parse_program_proto(std::string_view bytes, const std::string& source) {
   Program program;
   Place place{source};
   Reader r(bytes, 0);
+  std::size_t known = 0;
   guarded(place, [&] {
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
@@ -480,6 +558,9 @@ Program parse_program_proto(std::string_view bytes, const std::string& source) {
         }
         case fl::program::kOpCompatibleMap: {
           std::string_view map = read_bytes_field(r, tag, start, "op_compatible_map");
+          Place map_place = place;
+          map_place.part = "op_compatible_map";
+          guarded(map_place, [&] { decode_op_compatible_map(map, r.last_payload_offset()); });
           // Messages merge; for raw bytes that is appending.
           if (!program.op_compatible_map) program.op_compatible_map.emplace();
           program.op_compatible_map->append(map);
@@ -488,7 +569,14 @@ Program parse_program_proto(std::string_view bytes, const std::string& source) {
         case fl::program::kVersion: {
           Place version_place = place;
           version_place.part = "version";
-          program.version = parse_version(nested(r, tag, start, "version"), version_place);
+          // A second Version message merges into the first.
+          if (auto number = parse_version(nested(r, tag, start, "version"), version_place)) {
+            program.version = *number;
+            program.version_number_absent = false;
+          } else if (!program.version) {
+            program.version = 0;
+            program.version_number_absent = true;
+          }
           break;
         }
         case fl::program::kOpVersionMap: {
@@ -499,9 +587,11 @@ Program parse_program_proto(std::string_view bytes, const std::string& source) {
                                *program.op_version_map);
           break;
         }
-        default: program.unknown_fields.append(r.skip_field(tag, start));
+        default: program.unknown_fields.append(known, r.skip_field(tag, start)); return;
       }
+      ++known;
     });
+    program.unknown_fields.close(known);
   });
   return program;
 }

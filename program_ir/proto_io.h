@@ -3,28 +3,38 @@
 // program written here loads in Paddle. program_ir/framework.proto is the
 // schema.
 //
-// Reading keeps everything the bytes say:
+// Reading keeps everything the bytes say, so that writing gives the bytes
+// back (every real Paddle program in ../shared/realworld does):
+//  - Every field of Paddle's current framework.proto and Paddle 1.x's
+//    op_compatible_map is read: every VarType.Type (the tensor kinds' own
+//    descriptions included), reader and tuple descriptions, every AttrType.
+//  - proto2 presence: optional fields written although they hold their
+//    default stay written (Var::explicit_defaults, Var::lod_level,
+//    Op::is_target_explicit, Block::forward_block_idx_explicit,
+//    Program::version_number_absent), and a tensor kind's missing tensor
+//    description stays missing (Var::tensor_desc_absent).
 //  - Fields unknown to ctp in ProgramDesc, BlockDesc, VarDesc, VarType and
-//    OpDesc are kept as raw wire bytes (Program/Block/Var/Op::unknown_fields,
-//    Var::type_unknown_fields) and written back after the known fields.
-//    VarType's reader, tuple and any tensor description that does not belong
-//    to the var's kind are such fields. The smaller messages (OpDesc.Var,
+//    OpDesc keep their bytes and their place among the known fields
+//    (unknown_fields.h). A tensor description that does not belong to the
+//    var's kind is such a field. The smaller messages (OpDesc.Var,
 //    OpDesc.Attr, VarDesc.Attr, TensorDesc, versions) have no place for
 //    unknown fields, so an unknown field there is an error, never lost data.
-//  - The VarDesc attr `is_distributed` (BOOLEAN, i=1) becomes
-//    Var::is_distributed; other VarDesc attrs go to Var::attrs.
-//  - SCALAR and SCALARS attrs keep the Scalar messages' bytes.
+//  - The VarDesc attr `is_distributed` sets Var::is_distributed; it stays in
+//    Var::attrs unless it has the form ctp writes (var.h).
+//  - SCALAR and SCALARS attrs and the op_compatible_map keep their bytes,
+//    which must be well-formed messages (scalar.h, op_compatible_map.h).
 // Malformed input (truncated or garbage bytes, a missing required field, an
 // enum value outside framework.proto, an attr without the value its type
 // needs or with a value of another type) raises ctp::Error naming the source
 // and the place: "prog.pb: block 0, op 3 'mul', attr 'x_num_col_dims': ...".
 //
-// Writing is deterministic: fields in field-number order, repeated numbers
-// unpacked (as Paddle's proto2 schema writes them), optional bools and
-// forward_block_idx only when they differ from their defaults, dtype/shape/
-// lod_level only for kinds with a tensor description (LOD_TENSOR,
-// SELECTED_ROWS: no lod_level, LOD_TENSOR_ARRAY), is_distributed as the last
-// VarDesc attr when true.
+// Writing is deterministic: known fields in field-number order, repeated
+// numbers unpacked (as Paddle's proto2 schema writes them), an optional field
+// when it differs from its default or was read although it held it, a
+// tensor description for the tensor kinds unless it is absent, unknown fields
+// at their places, is_distributed as the last VarDesc attr when it is true
+// and no attr of the var's holds it. A program read from protobuf library
+// output (canonical bytes) is written back byte for byte.
 #pragma once
 #include <string>
 #include <string_view>

@@ -11,27 +11,70 @@ using wire::WireType;
 using wire::Writer;
 namespace fl = fields;
 
-void write_tensor_desc(Writer& w, const Var& var) {
-  w.int32_field(fl::tensor_desc::kDataType, static_cast<int32_t>(var.dtype));
-  for (int64_t d : var.shape) w.int64_field(fl::tensor_desc::kDims, d);
+// Writes a message's unknown fields at their places (unknown_fields.h).
+struct RawSink {
+  Writer& w;
+  void operator()(std::string_view bytes) const { w.raw(bytes); }
+};
+using Unknowns = UnknownFieldsCursor<const RawSink>;
+
+void write_tensor_desc(Writer& w, DataType dtype, const std::vector<int64_t>& shape) {
+  w.int32_field(fl::tensor_desc::kDataType, static_cast<int32_t>(dtype));
+  for (int64_t d : shape) w.int64_field(fl::tensor_desc::kDims, d);
+}
+
+void write_lod_tensor_desc(Writer& w, uint32_t field, DataType dtype,
+                           const std::vector<int64_t>& shape,
+                           const std::optional<int32_t>& lod_level) {
+  std::size_t desc = w.begin_message(field);
+  std::size_t tensor = w.begin_message(fl::lod_tensor_desc::kTensor);
+  write_tensor_desc(w, dtype, shape);
+  w.end_message(tensor);
+  if (lod_level) w.int32_field(fl::lod_tensor_desc::kLodLevel, *lod_level);
+  w.end_message(desc);
+}
+
+void write_var_tensor_desc(Writer& w, uint32_t field, const Var& var) {
+  if (kind_has_lod_level(var.type)) {
+    write_lod_tensor_desc(w, field, var.dtype, var.shape, var.lod_level);
+  } else {
+    std::size_t desc = w.begin_message(field);
+    write_tensor_desc(w, var.dtype, var.shape);
+    w.end_message(desc);
+  }
 }
 
 void write_var_type(Writer& w, const Var& var) {
   std::size_t body = w.begin_message(fl::var::kType);
+  const RawSink sink{w};
+  Unknowns unknown(var.type_unknown_fields, sink);
+  unknown.before_known();
   w.int32_field(fl::var_type::kType, static_cast<int32_t>(var.type));
-  if (uint32_t field = fl::tensor_desc_field(var.type)) {
-    std::size_t desc = w.begin_message(field);
-    if (var.type == VarKind::SELECTED_ROWS) {
-      write_tensor_desc(w, var);
-    } else {
-      std::size_t tensor = w.begin_message(fl::lod_tensor_desc::kTensor);
-      write_tensor_desc(w, var);
-      w.end_message(tensor);
-      if (var.lod_level != 0) w.int32_field(fl::lod_tensor_desc::kLodLevel, var.lod_level);
-    }
-    w.end_message(desc);
+  // Fields in number order: the kind's description sits before reader (5)
+  // for the older kinds and after tuple (7) for the newer ones.
+  const uint32_t desc_field = var.has_tensor_desc() ? fl::tensor_desc_field(var.type) : 0;
+  auto desc_if = [&](bool before_reader) {
+    if (desc_field == 0 || (desc_field < fl::var_type::kReader) != before_reader) return;
+    unknown.before_known();
+    write_var_tensor_desc(w, desc_field, var);
+  };
+  desc_if(true);
+  if (var.reader) {
+    unknown.before_known();
+    std::size_t reader = w.begin_message(fl::var_type::kReader);
+    for (const ReaderTensorDesc& d : *var.reader)
+      write_lod_tensor_desc(w, fl::reader_desc::kLodTensor, d.dtype, d.shape, d.lod_level);
+    w.end_message(reader);
   }
-  w.raw(var.type_unknown_fields);
+  if (var.tuple) {
+    unknown.before_known();
+    std::size_t tuple = w.begin_message(fl::var_type::kTuple);
+    for (VarKind kind : *var.tuple)
+      w.int32_field(fl::tuple::kElementType, static_cast<int32_t>(kind));
+    w.end_message(tuple);
+  }
+  desc_if(false);
+  unknown.finish();
   w.end_message(body);
 }
 
@@ -39,25 +82,35 @@ void write_var_attr(Writer& w, const VarAttr& attr) {
   std::size_t body = w.begin_message(fl::var::kAttrs);
   w.bytes_field(fl::var_attr::kName, attr.name);
   w.int32_field(fl::var_attr::kType, static_cast<int32_t>(attr.type));
-  if (attr.type == AttrType::INT || attr.type == AttrType::BOOLEAN || attr.i != 0)
-    w.int32_field(fl::var_attr::kI, attr.i);
-  if (attr.type == AttrType::STRING || !attr.s.empty()) w.bytes_field(fl::var_attr::kS, attr.s);
+  if (attr.i) w.int32_field(fl::var_attr::kI, *attr.i);
+  if (attr.s) w.bytes_field(fl::var_attr::kS, *attr.s);
   for (int32_t v : attr.ints) w.int32_field(fl::var_attr::kInts, v);
   w.end_message(body);
 }
 
 void write_var(Writer& w, const Var& var) {
   std::size_t body = w.begin_message(fl::block::kVars);
+  const RawSink sink{w};
+  Unknowns unknown(var.unknown_fields, sink);
+  unknown.before_known();
   w.bytes_field(fl::var::kName, var.name);
+  unknown.before_known();
   write_var_type(w, var);
-  if (var.persistable) w.bool_field(fl::var::kPersistable, true);
-  if (var.need_check_feed) w.bool_field(fl::var::kNeedCheckFeed, true);
-  if (var.is_parameter) w.bool_field(fl::var::kIsParameter, true);
-  if (var.stop_gradient) w.bool_field(fl::var::kStopGradient, true);
-  for (const VarAttr& attr : var.attrs) write_var_attr(w, attr);
-  if (var.is_distributed)
-    write_var_attr(w, VarAttr{.name = "is_distributed", .type = AttrType::BOOLEAN, .i = 1});
-  w.raw(var.unknown_fields);
+  const Var::ExplicitDefaults& explicit_defaults = var.explicit_defaults;
+  auto flag = [&](uint32_t field, bool value, bool explicit_default) {
+    if (!value && !explicit_default) return;
+    unknown.before_known();
+    w.bool_field(field, value);
+  };
+  flag(fl::var::kPersistable, var.persistable, explicit_defaults.persistable);
+  flag(fl::var::kNeedCheckFeed, var.need_check_feed, explicit_defaults.need_check_feed);
+  flag(fl::var::kIsParameter, var.is_parameter, explicit_defaults.is_parameter);
+  flag(fl::var::kStopGradient, var.stop_gradient, explicit_defaults.stop_gradient);
+  for (const VarAttr& attr : var.written_attrs()) {
+    unknown.before_known();
+    write_var_attr(w, attr);
+  }
+  unknown.finish();
   w.end_message(body);
 }
 
@@ -106,30 +159,55 @@ void write_attr_value(Writer& w, const Attribute& attr) {
 
 void write_op(Writer& w, const Op& op) {
   std::size_t body = w.begin_message(fl::block::kOps);
-  for (const Slot& slot : op.inputs) write_slot(w, fl::op::kInputs, slot);
-  for (const Slot& slot : op.outputs) write_slot(w, fl::op::kOutputs, slot);
+  const RawSink sink{w};
+  Unknowns unknown(op.unknown_fields, sink);
+  for (const Slot& slot : op.inputs) {
+    unknown.before_known();
+    write_slot(w, fl::op::kInputs, slot);
+  }
+  for (const Slot& slot : op.outputs) {
+    unknown.before_known();
+    write_slot(w, fl::op::kOutputs, slot);
+  }
+  unknown.before_known();
   w.bytes_field(fl::op::kType, op.type);
   for (const NamedAttribute& attr : op.attrs) {
+    unknown.before_known();
     std::size_t attr_body = w.begin_message(fl::op::kAttrs);
     w.bytes_field(fl::op_attr::kName, attr.name);
     w.int32_field(fl::op_attr::kType, static_cast<int32_t>(attr.value.type()));
     write_attr_value(w, attr.value);
     w.end_message(attr_body);
   }
-  if (op.is_target) w.bool_field(fl::op::kIsTarget, true);
-  w.raw(op.unknown_fields);
+  if (op.is_target || op.is_target_explicit) {
+    unknown.before_known();
+    w.bool_field(fl::op::kIsTarget, op.is_target);
+  }
+  unknown.finish();
   w.end_message(body);
 }
 
 void write_block(Writer& w, const Block& block) {
   std::size_t body = w.begin_message(fl::program::kBlocks);
+  const RawSink sink{w};
+  Unknowns unknown(block.unknown_fields, sink);
+  unknown.before_known();
   w.int32_field(fl::block::kIdx, block.idx);
+  unknown.before_known();
   w.int32_field(fl::block::kParentIdx, block.parent_idx);
-  for (const Var& var : block.vars()) write_var(w, var);
-  for (const Op& op : block.ops()) write_op(w, op);
-  if (block.forward_block_idx != -1)
+  for (const Var& var : block.vars()) {
+    unknown.before_known();
+    write_var(w, var);
+  }
+  for (const Op& op : block.ops()) {
+    unknown.before_known();
+    write_op(w, op);
+  }
+  if (block.forward_block_idx != -1 || block.forward_block_idx_explicit) {
+    unknown.before_known();
     w.int32_field(fl::block::kForwardBlockIdx, block.forward_block_idx);
-  w.raw(block.unknown_fields);
+  }
+  unknown.finish();
   w.end_message(body);
 }
 
@@ -146,15 +224,25 @@ std::string serialize_program_proto(const Program& program) {
   std::string out;
   out.reserve(1024 + ops * 384 + vars * 128);
   Writer w(out);
-  for (const Block& block : program.blocks) write_block(w, block);
-  if (program.op_compatible_map)
+  const RawSink sink{w};
+  Unknowns unknown(program.unknown_fields, sink);
+  for (const Block& block : program.blocks) {
+    unknown.before_known();
+    write_block(w, block);
+  }
+  if (program.op_compatible_map) {
+    unknown.before_known();
     w.bytes_field(fl::program::kOpCompatibleMap, *program.op_compatible_map);
+  }
   if (program.version) {
+    unknown.before_known();
     std::size_t body = w.begin_message(fl::program::kVersion);
-    w.int64_field(fl::version::kVersion, *program.version);
+    if (*program.version != 0 || !program.version_number_absent)
+      w.int64_field(fl::version::kVersion, *program.version);
     w.end_message(body);
   }
   if (program.op_version_map) {
+    unknown.before_known();
     std::size_t map = w.begin_message(fl::program::kOpVersionMap);
     for (const OpVersionEntry& entry : *program.op_version_map) {
       std::size_t pair = w.begin_message(fl::op_version_map::kPair);
@@ -166,7 +254,7 @@ std::string serialize_program_proto(const Program& program) {
     }
     w.end_message(map);
   }
-  w.raw(program.unknown_fields);
+  unknown.finish();
   return out;
 }
 

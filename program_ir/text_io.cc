@@ -6,6 +6,10 @@
 #include <string_view>
 #include <variant>
 
+#include "program_ir/op_compatible_map.h"
+#include "program_ir/scalar.h"
+#include "program_ir/wire_format.h"
+
 namespace ctp {
 namespace {
 
@@ -81,6 +85,38 @@ void append_hex(std::string& out, std::string_view bytes) {
   }
 }
 
+// A Scalar by its value (`7L`, `true`, `0.5`, `1.0+2.0j`), or its type alone
+// when it has no value; bytes that are no Scalar message show as hex.
+void append_scalar(std::string& out, const std::string& raw) {
+  std::optional<Scalar> s;
+  try {
+    s = decode_scalar(raw);
+  } catch (const wire::WireFault&) {
+    append_hex(out, raw);
+    return;
+  }
+  switch (s->type) {
+    case Scalar::Type::BOOLEAN:
+      if (s->b) return void(out += *s->b ? "true" : "false");
+      break;
+    case Scalar::Type::LONG:
+      if (s->i) return void(out += std::to_string(*s->i) + "L");
+      break;
+    case Scalar::Type::FLOAT64:
+      if (s->r) return void(out += double_to_text(*s->r));
+      break;
+    case Scalar::Type::COMPLEX128:
+      if (s->c) {
+        out += double_to_text(s->c->r);
+        if (!std::signbit(s->c->i) || std::isnan(s->c->i)) out += '+';
+        out += double_to_text(s->c->i) + "j";
+        return;
+      }
+      break;
+  }
+  out += to_string(s->type);
+}
+
 template <typename T, typename AppendOne>
 void append_list(std::string& out, AttrType type, std::string_view prefix,
                  const std::vector<T>& values, AppendOne append_one) {
@@ -112,7 +148,7 @@ void append_attribute(std::string& out, const Attribute& attr) {
   auto doubles = [](std::string& o, double v) { o += double_to_text(v); };
   auto strings = [](std::string& o, const std::string& v) { append_json_string(o, v); };
   auto names = [](std::string& o, const std::string& v) { append_name(o, v); };
-  auto hex = [](std::string& o, const std::string& v) { append_hex(o, v); };
+  auto scalar = [](std::string& o, const std::string& v) { append_scalar(o, v); };
   auto bools = [](std::string& o, bool v) { o += v ? "true" : "false"; };
 
   switch (type) {
@@ -132,7 +168,7 @@ void append_attribute(std::string& out, const Attribute& attr) {
       return;
     case AttrType::SCALAR:
       out += "scalar(";
-      hex(out, attr.get<std::string>());
+      scalar(out, attr.get<std::string>());
       out += ')';
       return;
     case AttrType::INTS: append_list(out, type, "", attr.get<std::vector<int32_t>>(), ints); return;
@@ -159,7 +195,7 @@ void append_attribute(std::string& out, const Attribute& attr) {
       append_list(out, type, "vars", attr.get<std::vector<std::string>>(), names);
       return;
     case AttrType::SCALARS:
-      append_list(out, type, "scalars", attr.get<std::vector<std::string>>(), hex);
+      append_list(out, type, "scalars", attr.get<std::vector<std::string>>(), scalar);
       return;
   }
   out += "<invalid attribute type " + std::to_string(static_cast<int>(type)) + ">";
@@ -213,6 +249,22 @@ void append_shape(std::string& out, const std::vector<int64_t>& shape) {
   out += ']';
 }
 
+void append_var_attr(std::string& out, const VarAttr& attr) {
+  append_name(out, attr.name);
+  out += ": ";
+  out += to_string(attr.type);
+  if (attr.i) out += " i=" + std::to_string(*attr.i);
+  if (attr.s) {
+    out += " s=";
+    append_json_string(out, *attr.s);
+  }
+  if (!attr.ints.empty()) {
+    out += " ints=";
+    append_list(out, AttrType::INTS, "", attr.ints,
+                [](std::string& o, int32_t v) { o += std::to_string(v); });
+  }
+}
+
 void append_var(std::string& out, const Var& var) {
   out += "var ";
   append_name(out, var.name);
@@ -223,13 +275,72 @@ void append_var(std::string& out, const Var& var) {
     out += to_string(var.dtype);
     out += ' ';
     append_shape(out, var.shape);
-    if (var.lod_level != 0) out += " lod=" + std::to_string(var.lod_level);
+    if (var.lod_level.value_or(0) != 0) out += " lod=" + std::to_string(*var.lod_level);
+  } else if (kind_has_tensor_desc(var.type)) {
+    out += " (no tensor desc)";
   }
   if (var.persistable) out += " persistable";
   if (var.is_parameter) out += " parameter";
   if (var.stop_gradient) out += " stop_gradient";
   if (var.is_distributed) out += " distributed";
   if (var.need_check_feed) out += " need_check_feed";
+  if (var.reader) {
+    out += " reader=[";
+    for (std::size_t i = 0; i < var.reader->size(); ++i) {
+      const ReaderTensorDesc& d = (*var.reader)[i];
+      if (i) out += ", ";
+      out += to_string(d.dtype);
+      out += ' ';
+      append_shape(out, d.shape);
+      if (d.lod_level.value_or(0) != 0) out += " lod=" + std::to_string(*d.lod_level);
+    }
+    out += ']';
+  }
+  if (var.tuple) {
+    out += " tuple=[";
+    for (std::size_t i = 0; i < var.tuple->size(); ++i) {
+      if (i) out += ", ";
+      out += to_string((*var.tuple)[i]);
+    }
+    out += ']';
+  }
+  // is_distributed shows as the flag above, not again as an attr.
+  bool first = true;
+  for (const VarAttr& attr : var.attrs) {
+    if (is_distributed_attr(attr)) continue;
+    out += first ? " attrs={" : ", ";
+    first = false;
+    append_var_attr(out, attr);
+  }
+  if (!first) out += '}';
+}
+
+// Paddle 1.x's op_compatible_map, on one line after the program line.
+void append_op_compatible_map(std::string& out, const std::string& raw) {
+  out += "op_compatible_map";
+  OpCompatibleMap map;
+  try {
+    map = decode_op_compatible_map(raw);
+  } catch (const wire::WireFault&) {
+    out += " bytes=";
+    append_hex(out, raw);
+    out += '\n';
+    return;
+  }
+  if (map.default_required_version) {
+    out += " default_required_version=";
+    append_json_string(out, *map.default_required_version);
+  }
+  for (std::size_t i = 0; i < map.pairs.size(); ++i) {
+    const OpCompatibleMap::Pair& pair = map.pairs[i];
+    out += i ? ", " : " ";
+    append_name(out, pair.op_name);
+    out += '=';
+    append_json_string(out, pair.version);
+    out += ':';
+    out += to_string(pair.kind);
+  }
+  out += '\n';
 }
 
 }  // namespace
@@ -276,7 +387,18 @@ std::string program_ops_to_text(const Program& program) {
 std::string program_to_text(const Program& program) {
   std::string out = "program";
   if (program.version) out += " version=" + std::to_string(*program.version);
+  if (program.op_version_map) {
+    out += " op_versions={";
+    for (std::size_t i = 0; i < program.op_version_map->size(); ++i) {
+      const OpVersionEntry& entry = (*program.op_version_map)[i];
+      if (i) out += ", ";
+      append_name(out, entry.op_name);
+      out += '=' + std::to_string(entry.version);
+    }
+    out += '}';
+  }
   out += '\n';
+  if (program.op_compatible_map) append_op_compatible_map(out, *program.op_compatible_map);
   for (const Block& block : program.blocks) {
     out += "block " + std::to_string(block.idx) + " parent=" + std::to_string(block.parent_idx) +
            " forward=" + std::to_string(block.forward_block_idx) + "\n";

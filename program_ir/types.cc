@@ -6,12 +6,13 @@
 namespace ctp {
 namespace {
 
-constexpr std::array<std::string_view, 25> kVarKindNames = {
+constexpr std::array<std::string_view, 34> kVarKindNames = {
     "BOOL", "INT16", "INT32", "INT64", "FP16", "FP32", "FP64", "LOD_TENSOR",
     "SELECTED_ROWS", "FEED_MINIBATCH", "FETCH_LIST", "STEP_SCOPES",
     "LOD_RANK_TABLE", "LOD_TENSOR_ARRAY", "PLACE_LIST", "READER",
     "FETCH_VAR_LIST", "RAW", "TUPLE", "SIZE_T", "UINT8", "INT8", "BF16",
-    "COMPLEX64", "COMPLEX128"};
+    "COMPLEX64", "COMPLEX128", "STRING", "STRINGS", "VOCAB", "FEED_LIST",
+    "PSTRING", "SPARSE_COO", "SPARSE_CSR", "FP8_E4M3FN", "FP8_E5M2"};
 
 constexpr std::array<std::string_view, 18> kAttrTypeNames = {
     "INT", "FLOAT", "STRING", "INTS", "FLOATS", "STRINGS", "BOOLEAN",
@@ -65,7 +66,8 @@ std::optional<DataType> element_type_from_number(int64_t value) {
 
 std::size_t element_size(DataType dtype) {
   switch (dtype) {
-    case DataType::BOOL: case DataType::UINT8: case DataType::INT8: return 1;
+    case DataType::BOOL: case DataType::UINT8: case DataType::INT8:
+    case DataType::FP8_E4M3FN: case DataType::FP8_E5M2: return 1;
     case DataType::INT16: case DataType::FP16: case DataType::BF16: return 2;
     case DataType::INT32: case DataType::FP32: return 4;
     case DataType::INT64: case DataType::FP64: case DataType::SIZE_T:

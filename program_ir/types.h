@@ -11,21 +11,28 @@ namespace ctp {
 // VarType.Type: the kind of a variable (LOD_TENSOR, RAW, FEED_MINIBATCH...).
 // Paddle numbers element types in the same enum; ctp keeps them apart
 // (DataType below) so that a var kind never type-checks as a dtype.
+// Every value of Paddle's current framework.proto (which calls 7 and 13
+// DENSE_TENSOR and DENSE_TENSOR_ARRAY) and Paddle 1.x's FETCH_VAR_LIST (16).
 enum class VarKind : int32_t {
   BOOL = 0, INT16 = 1, INT32 = 2, INT64 = 3, FP16 = 4, FP32 = 5, FP64 = 6,
   LOD_TENSOR = 7, SELECTED_ROWS = 8, FEED_MINIBATCH = 9, FETCH_LIST = 10,
   STEP_SCOPES = 11, LOD_RANK_TABLE = 12, LOD_TENSOR_ARRAY = 13, PLACE_LIST = 14,
   READER = 15, FETCH_VAR_LIST = 16, RAW = 17, TUPLE = 18, SIZE_T = 19,
   UINT8 = 20, INT8 = 21, BF16 = 22, COMPLEX64 = 23, COMPLEX128 = 24,
+  STRING = 25, STRINGS = 26, VOCAB = 27, FEED_LIST = 28, PSTRING = 29,
+  SPARSE_COO = 30, SPARSE_CSR = 31, FP8_E4M3FN = 32, FP8_E5M2 = 33,
 };
 // The element type of a tensor, numbered as in VarType.Type (the wire
 // value of TensorDesc.data_type and of dtype attributes). Only element types
 // have names here; a TensorDesc that carries another VarType.Type number
 // (no Paddle writer does, but the wire allows it) keeps that number so that a
-// round trip loses nothing, and element_size() of it is 0.
+// round trip loses nothing, and element_size() of it is 0. PSTRING (Paddle's
+// string element, as in PaddleNLP's tokenizer programs) has no fixed size:
+// element_size() is 0 for it too, so no kernel or dtype attribute takes it.
 enum class DataType : int32_t {
   BOOL = 0, INT16 = 1, INT32 = 2, INT64 = 3, FP16 = 4, FP32 = 5, FP64 = 6,
   SIZE_T = 19, UINT8 = 20, INT8 = 21, BF16 = 22, COMPLEX64 = 23, COMPLEX128 = 24,
+  PSTRING = 29, FP8_E4M3FN = 32, FP8_E5M2 = 33,
 };
 
 enum class AttrType : int32_t {

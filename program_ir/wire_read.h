@@ -4,6 +4,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,6 +114,21 @@ inline int64_t read_int64(Reader& r) { return wire::as_int64(r.read_varint()); }
 inline bool read_bool(Reader& r) { return wire::as_bool(r.read_varint()); }
 inline float read_float(Reader& r) { return wire::as_float(r.read_fixed32()); }
 inline double read_double(Reader& r) { return wire::as_double(r.read_fixed64()); }
+
+// For messages ctp keeps as their bytes (scalar.h, op_compatible_map.h):
+// the decoded value when encoding it gives exactly `bytes` back, so that the
+// value alone can stand for them; nullopt otherwise (another field order,
+// unknown fields, malformed bytes).
+template <typename Decode, typename Encode>
+auto decode_if_canonical(std::string_view bytes, Decode decode, Encode encode)
+    -> std::optional<decltype(decode(bytes))> {
+  try {
+    auto value = decode(bytes);
+    if (encode(value) == bytes) return value;
+  } catch (const WireFault&) {
+  }
+  return std::nullopt;
+}
 
 // Enum values outside framework.proto are errors.
 VarKind read_var_kind(uint64_t raw, const Place& place, const char* what);

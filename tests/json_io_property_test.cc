@@ -1,7 +1,10 @@
-// Property: for randomly generated programs (every AttrType, every var kind,
-// random float bits including NaN payloads, subnormals and -0, int64
-// extremes, unicode and control characters in names, unknown fields at each
-// level), proto -> JSON -> proto gives the same Program and the same bytes.
+// Property: for randomly generated programs (every AttrType, every var kind
+// with and without its tensor description, reader and tuple descriptions,
+// defaults written and not, random float bits including NaN payloads,
+// subnormals and -0, int64 extremes, unicode and control characters in names,
+// unknown fields at each level and place, Scalar values and op compatibility
+// maps as protobuf writes them and otherwise), proto -> JSON -> proto gives
+// the same Program and the same bytes.
 #include <gtest/gtest.h>
 
 #include <bit>
@@ -10,7 +13,9 @@
 #include <random>
 
 #include "program_ir/json_io.h"
+#include "program_ir/op_compatible_map.h"
 #include "program_ir/proto_io.h"
+#include "program_ir/scalar.h"
 #include "tests/pb_test_encoder.h"
 
 namespace ctp {
@@ -26,7 +31,8 @@ class RandomProgram {
     for (int b = 0; b < blocks; ++b) {
       Block& block = p.blocks.emplace_back(b, b == 0 ? -1 : below(b));
       if (chance(4)) block.forward_block_idx = below(blocks);
-      if (chance(5)) block.unknown_fields = unknown_fields();
+      else block.forward_block_idx_explicit = chance(3);
+      if (chance(5)) block.unknown_fields = placed_unknown_fields(2);
       const int vars = below(8);
       for (int v = 0; v < vars; ++v) {
         Var var = random_var();
@@ -36,11 +42,15 @@ class RandomProgram {
       for (int o = 0; o < ops; ++o) block.append_op(random_op());
     }
     if (chance(2)) p.version = int64();
+    if (chance(8)) {
+      p.version = 0;
+      p.version_number_absent = true;
+    }
     if (chance(4)) {
       p.op_version_map.emplace();
       for (int i = below(3); i > 0; --i) p.op_version_map->push_back({name(), int32()});
     }
-    if (chance(4)) p.op_compatible_map = bytes();
+    if (chance(4)) p.op_compatible_map = op_compatible_map();
     if (chance(4)) p.unknown_fields = unknown_fields();
     return p;
   }
@@ -118,30 +128,88 @@ class RandomProgram {
     return pb.bytes();
   }
 
+  // Unknown fields in one of the places a reader finds them: before the
+  // first known field, before the second (for messages that always have
+  // `known` of them), and at the end.
+  UnknownFields placed_unknown_fields(std::size_t known) {
+    UnknownFields fields;
+    if (chance(3)) fields.append(0, unknown_fields());
+    if (known > 1 && chance(3)) fields.append(1, unknown_fields());
+    if (fields.empty() || chance(2)) fields.append(UnknownFields::kAtEnd, unknown_fields());
+    return fields;
+  }
+
+  // An optional bool: true, or false and written anyway, or false.
+  void flag(bool& value, bool& explicit_default) {
+    value = chance(2);
+    explicit_default = !value && chance(2);
+  }
+
   Var random_var() {
     Var v;
     v.name = name();
-    v.type = static_cast<VarKind>(below(25));
+    v.type = static_cast<VarKind>(below(34));
+    if (kind_has_tensor_desc(v.type) && chance(6)) v.tensor_desc_absent = true;
     if (v.has_tensor_desc()) {
-      v.dtype = static_cast<DataType>(below(25));
+      v.dtype = static_cast<DataType>(below(34));
       for (int i = below(5); i > 0; --i) v.shape.push_back(chance(3) ? -1 : int64());
-      if (v.type != VarKind::SELECTED_ROWS && chance(3)) v.lod_level = int32();
+      if (kind_has_lod_level(v.type) && chance(2)) v.lod_level = chance(2) ? 0 : int32();
     }
-    v.persistable = chance(2);
-    v.need_check_feed = chance(2);
-    v.is_parameter = chance(2);
-    v.stop_gradient = chance(2);
+    flag(v.persistable, v.explicit_defaults.persistable);
+    flag(v.need_check_feed, v.explicit_defaults.need_check_feed);
+    flag(v.is_parameter, v.explicit_defaults.is_parameter);
+    flag(v.stop_gradient, v.explicit_defaults.stop_gradient);
     v.is_distributed = chance(3);
     for (int i = below(3); i > 0; --i) {
       VarAttr a{.name = "va" + std::to_string(i) + name(), .type = static_cast<AttrType>(below(18))};
+      if (i == 1 && chance(6)) a.name = "is_distributed";  // in another form than ctp's own
       if (chance(2)) a.i = int32();
       if (chance(2)) a.s = name();
       for (int k = below(3); k > 0; --k) a.ints.push_back(int32());
       v.attrs.push_back(std::move(a));
     }
-    if (chance(5)) v.unknown_fields = unknown_fields();
-    if (chance(5)) v.type_unknown_fields = unknown_fields();
+    // As a reader sees it: the flag in the attr that holds it, and ctp's own
+    // form of that attr as the flag alone.
+    v.attrs = v.written_attrs();
+    read_is_distributed(v);
+    if (chance(6)) {
+      v.reader.emplace();
+      for (int i = below(3); i > 0; --i) {
+        ReaderTensorDesc& d = v.reader->emplace_back();
+        d.dtype = static_cast<DataType>(below(34));
+        for (int k = below(3); k > 0; --k) d.shape.push_back(int64());
+        if (chance(2)) d.lod_level = int32();
+      }
+    }
+    if (chance(6)) v.tuple = list<VarKind>([&] { return static_cast<VarKind>(below(34)); });
+    if (chance(5)) v.unknown_fields = placed_unknown_fields(2);
+    if (chance(5)) v.type_unknown_fields = placed_unknown_fields(1);
     return v;
+  }
+
+  // A Scalar as protobuf writes it, or now and then in another valid form
+  // (a field before `type`, an unknown field) that JSON keeps as base64.
+  std::string scalar() {
+    Scalar s;
+    s.type = static_cast<Scalar::Type>(1 + below(4));
+    if (chance(2)) s.b = chance(2);
+    if (chance(2)) s.i = int64();
+    if (chance(2)) s.r = float64();
+    if (chance(2)) s.c = Scalar::Complex{float64(), float64()};
+    std::string bytes = encode_scalar(s);
+    if (chance(5)) bytes = testing_pb::Pb().int64(3, int64()).raw(bytes).bytes();
+    if (chance(5)) bytes += unknown_fields();
+    return bytes;
+  }
+
+  std::string op_compatible_map() {
+    OpCompatibleMap map;
+    for (int i = below(3); i > 0; --i)
+      map.pairs.push_back({name(), name(), static_cast<OpCompatibleMap::Kind>(below(5))});
+    if (chance(2)) map.default_required_version = name();
+    std::string bytes = encode_op_compatible_map(map);
+    if (chance(5)) bytes += unknown_fields();
+    return bytes;
   }
 
   template <typename T, typename Make>
@@ -170,8 +238,8 @@ class RandomProgram {
       case AttrType::VAR: return Attribute::var(name());
       case AttrType::VARS: return Attribute::vars(list<std::string>([&] { return name(); }));
       case AttrType::FLOAT64: return Attribute(float64());
-      case AttrType::SCALAR: return Attribute::scalar(bytes());
-      case AttrType::SCALARS: return Attribute::scalars(list<std::string>([&] { return bytes(); }));
+      case AttrType::SCALAR: return Attribute::scalar(scalar());
+      case AttrType::SCALARS: return Attribute::scalars(list<std::string>([&] { return scalar(); }));
     }
     return Attribute();
   }
@@ -185,7 +253,8 @@ class RandomProgram {
     for (int i = below(7); i > 0; --i) op.set_attr("a" + std::to_string(i) + name(), random_attr());
     if (chance(3)) op.set_attr("op_role", int32_t{below(2) ? 1 : 256});
     op.is_target = chance(5);
-    if (chance(5)) op.unknown_fields = unknown_fields();
+    op.is_target_explicit = !op.is_target && chance(4);
+    if (chance(5)) op.unknown_fields = placed_unknown_fields(1);
     return op;
   }
 

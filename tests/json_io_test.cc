@@ -48,6 +48,8 @@ TEST(JsonIoSchema, TheIssueExampleParses) {
   w.name = "fc_0.w_0";
   w.shape = {784, 10};
   w.persistable = w.is_parameter = true;
+  // A key that is there is a field that is set, false included (proto2).
+  w.explicit_defaults.stop_gradient = true;
   ASSERT_EQ(b.var_count(), 1u);
   EXPECT_EQ(b.vars().front(), w);
   ASSERT_EQ(b.op_count(), 1u);
@@ -65,8 +67,7 @@ TEST(JsonIoSchema, JsonToProtoToJsonIsIdentical) {
   // The dump is the documented layout: one var or op per line.
   EXPECT_THAT(json, HasSubstr("\n        {\"name\": \"fc_0.w_0\", \"type\": \"LOD_TENSOR\", "
                               "\"dtype\": \"FP32\", \"shape\": [784, 10], \"persistable\": true, "
-                              "\"is_parameter\": true, \"stop_gradient\": false, "
-                              "\"is_distributed\": false}\n"));
+                              "\"is_parameter\": true, \"stop_gradient\": false}\n"));
   EXPECT_THAT(json, HasSubstr("\"attrs\": {\"op_role\": {\"type\": \"INT\", \"value\": 0}, "
                               "\"op_role_var\": {\"type\": \"STRINGS\", \"value\": []}}}"));
 }
@@ -126,7 +127,8 @@ TEST(JsonIoSchema, EveryAttrTypeReadsItsValue) {
       "ds": {"type": "FLOAT64S", "value": [1e-320, "Infinity"]}, "v": {"type": "VAR", "value": "x"},
       "vs": {"type": "VARS", "value": ["x", "y"]}, "d": {"type": "FLOAT64", "value": -0.0},
       "sc": {"type": "SCALAR", "value": "CAMhAAAAAAAA4D8="},
-      "scs": {"type": "SCALARS", "value": ["", "AA=="]}})"),
+      "scs": {"type": "SCALARS", "value": [{"type": "LONG", "i": -1}, "CAEQAVgB",
+                                           {"type": "COMPLEX128", "c": {"r": 1.0, "i": "NaN"}}]}})"),
                                  "all.json");
   const Op& op = p.blocks[0].ops().back();
   EXPECT_EQ(op.attr("i")->get<int32_t>(), std::numeric_limits<int32_t>::min());
@@ -145,8 +147,14 @@ TEST(JsonIoSchema, EveryAttrTypeReadsItsValue) {
   EXPECT_EQ(op.attr("vs")->type(), AttrType::VARS);
   EXPECT_TRUE(std::signbit(op.attr("d")->get<double>()));
   EXPECT_EQ(op.attr("sc")->get<std::string>(), std::string("\x08\x03\x21\0\0\0\0\0\0\xe0\x3f", 11));
+  // Objects encode as protobuf would; base64 keeps any other bytes (here an
+  // unknown field 11 after `b`).
   EXPECT_EQ(op.attr("scs")->get<std::vector<std::string>>(),
-            (std::vector<std::string>{"", std::string(1, '\0')}));
+            (std::vector<std::string>{
+                std::string("\x08\x02\x18\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"),
+                std::string("\x08\x01\x10\x01\x58\x01"),
+                std::string("\x08\x04\x2a\x12\x09\0\0\0\0\0\0\xf0\x3f\x11\0\0\0\0\0\0\xf8\x7f",
+                            22)}));
 }
 
 // --- floats ---

@@ -40,6 +40,13 @@ Pb lod_desc(const Pb& tensor, int32_t lod_level) {
   return l;
 }
 
+// The same with lod_level written even when it is 0, as Paddle writes it.
+Pb lod_desc_explicit(const Pb& tensor, int32_t lod_level) {
+  Pb l;
+  l.msg(1, tensor).int32(2, lod_level);
+  return l;
+}
+
 Pb var_type(int32_t kind, uint32_t desc_field = 0, const Pb& desc = Pb()) {
   Pb t;
   t.int32(1, kind);  // VarType.type
@@ -72,9 +79,19 @@ Pb scalar_message(double r) {
   return s;
 }
 
-// Every AttrType, every var kind family, both blocks, version information;
-// in canonical order (field numbers ascending, repeated fields unpacked,
-// defaults omitted), which is also how ctp writes.
+Pb compatible_map() {
+  Pb info;
+  info.str(1, "1.6.0").int32(2, 2);  // CompatibleInfo: version, type POSSIBLE
+  Pb map;
+  map.msg(1, Pb().str(1, "conv2d").msg(2, info));  // OpCompatiblePair
+  map.str(2, "1.5.0");                             // default_required_version
+  return map;
+}
+
+// Every AttrType, every var kind family and its description (or none),
+// both blocks, version information, defaults written and not; in canonical
+// order (field numbers ascending, repeated fields unpacked), which is also
+// how protobuf libraries and ctp write.
 std::string canonical_fixture() {
   Pb block0;
   block0.int32(1, 0).int32(2, -1);  // idx, parent_idx
@@ -82,6 +99,7 @@ std::string canonical_fixture() {
   block0.msg(3, Pb()
                     .str(1, "x")
                     .msg(2, var_type(7, 3, lod_desc(tensor_desc(5, {-1, 784}), 1)))
+                    .varint(3, 0)    // persistable: false, written as Paddle does
                     .varint(4, 1)    // need_check_feed
                     .varint(6, 1));  // stop_gradient
   block0.msg(3, Pb()
@@ -96,7 +114,20 @@ std::string canonical_fixture() {
   block0.msg(3, Pb().str(1, "arr").msg(2, var_type(13, 4, lod_desc(tensor_desc(4, {4}), 2))));
   block0.msg(3, Pb().str(1, "nccl_id_0").msg(2, var_type(17)).varint(3, 1));
   block0.msg(3, Pb().str(1, "feed").msg(2, var_type(9)).varint(3, 1));
-  block0.msg(3, Pb().str(1, "out").msg(2, var_type(7, 3, lod_desc(tensor_desc(6, {}), 0))));
+  block0.msg(3, Pb().str(1, "out").msg(2, var_type(7, 3, lod_desc_explicit(tensor_desc(6, {}), 0))));
+  // Tensor kinds saved without a description.
+  block0.msg(3, Pb().str(1, "ctl").msg(2, var_type(7)).varint(3, 0));
+  block0.msg(3, Pb().str(1, "fetch").msg(2, var_type(13)));
+  // VarType.reader, VarType.tuple, the newer kinds, an FP8 dtype.
+  block0.msg(3, Pb().str(1, "py_reader").msg(2, var_type(15, 5, Pb()
+      .msg(1, lod_desc_explicit(tensor_desc(5, {-1, 3}), 0))
+      .msg(1, lod_desc(tensor_desc(2, {-1, 1}), 1)))));
+  block0.msg(3, Pb().str(1, "tup").msg(2, var_type(18, 7, Pb().int32(1, 5).int32(1, 3))));
+  block0.msg(3, Pb().str(1, "words").msg(2, var_type(26, 9, tensor_desc(29, {-1}))));
+  block0.msg(3, Pb().str(1, "vocab").msg(2, var_type(27)));
+  block0.msg(3, Pb().str(1, "coo").msg(2, var_type(30, 11, tensor_desc(5, {4, 4}))));
+  block0.msg(3, Pb().str(1, "csr").msg(2, var_type(31, 12, tensor_desc(6, {2, 2}))));
+  block0.msg(3, Pb().str(1, "f8").msg(2, var_type(7, 3, lod_desc(tensor_desc(32, {8}), 0))));
 
   Pb sink;
   sink.msg(1, slot("X", {"x"})).msg(1, slot("Y", {"fc_0.w_0", "x"}));
@@ -124,7 +155,8 @@ std::string canonical_fixture() {
   sink.msg(4, attr("op_role_var", 5).str(8, "fc_0.w_0").str(8, "fc_0.w_0@GRAD"));
   sink.varint(5, 1);  // is_target
   block0.msg(4, sink);
-  block0.msg(4, Pb().msg(1, slot("X", {"x"})).str(3, "feed_noattrs"));
+  block0.msg(4, Pb().msg(1, slot("X", {"x"})).str(3, "feed_noattrs").varint(5, 0));
+  block0.int32(5, -1);  // forward_block_idx: -1, written although the default
 
   Pb block1;
   block1.int32(1, 1).int32(2, 0);
@@ -138,6 +170,7 @@ std::string canonical_fixture() {
 
   Pb program;
   program.msg(1, block0).msg(1, block1);
+  program.msg(3, compatible_map());        // Paddle 1.x's op_compatible_map
   program.msg(4, Pb().int64(1, 2005000));  // version
   program.msg(5, Pb().msg(1, Pb().str(1, "mul").msg(2, Pb().int32(1, 1))));  // op_version_map
   return program.bytes();
@@ -158,6 +191,7 @@ Program expected_program() {
   x.lod_level = 1;
   x.need_check_feed = true;
   x.stop_gradient = true;
+  x.explicit_defaults.persistable = true;
   b0.add_var(x);
   Var w = tensor_var("fc_0.w_0", DataType::FP32, {784, 10});
   w.persistable = w.is_parameter = w.is_distributed = true;
@@ -173,7 +207,31 @@ Program expected_program() {
   b0.add_var(arr);
   b0.add_var(Var{.name = "nccl_id_0", .type = VarKind::RAW, .persistable = true});
   b0.add_var(Var{.name = "feed", .type = VarKind::FEED_MINIBATCH, .persistable = true});
-  b0.add_var(tensor_var("out", DataType::FP64, {}));
+  Var out = tensor_var("out", DataType::FP64, {});
+  out.lod_level = 0;
+  b0.add_var(out);
+  Var ctl{.name = "ctl", .tensor_desc_absent = true};
+  ctl.explicit_defaults.persistable = true;
+  b0.add_var(ctl);
+  b0.add_var(Var{.name = "fetch", .type = VarKind::LOD_TENSOR_ARRAY, .tensor_desc_absent = true});
+  Var reader{.name = "py_reader", .type = VarKind::READER};
+  reader.reader = std::vector<ReaderTensorDesc>{{DataType::FP32, {-1, 3}, 0},
+                                                {DataType::INT32, {-1, 1}, 1}};
+  b0.add_var(reader);
+  Var tup{.name = "tup", .type = VarKind::TUPLE};
+  tup.tuple = std::vector<VarKind>{VarKind::FP32, VarKind::INT64};
+  b0.add_var(tup);
+  Var words = tensor_var("words", DataType::PSTRING, {-1});
+  words.type = VarKind::STRINGS;
+  b0.add_var(words);
+  b0.add_var(Var{.name = "vocab", .type = VarKind::VOCAB, .tensor_desc_absent = true});
+  Var coo = tensor_var("coo", DataType::FP32, {4, 4});
+  coo.type = VarKind::SPARSE_COO;
+  b0.add_var(coo);
+  Var csr = tensor_var("csr", DataType::FP64, {2, 2});
+  csr.type = VarKind::SPARSE_CSR;
+  b0.add_var(csr);
+  b0.add_var(tensor_var("f8", DataType::FP8_E4M3FN, {8}));
 
   Op sink("kitchen_sink", {{"X", {"x"}}, {"Y", {"fc_0.w_0", "x"}}}, {{"Out", {"out"}}});
   sink.set_attr("i32", int32_t{-7});
@@ -199,7 +257,10 @@ Program expected_program() {
   sink.set_attr("op_role_var", std::vector<std::string>{"fc_0.w_0", "fc_0.w_0@GRAD"});
   sink.is_target = true;
   b0.append_op(sink);
-  b0.append_op(Op("feed_noattrs", {{"X", {"x"}}}, {}));
+  Op feed("feed_noattrs", {{"X", {"x"}}}, {});
+  feed.is_target_explicit = true;
+  b0.append_op(feed);
+  b0.forward_block_idx_explicit = true;
 
   Block& b1 = p.blocks.emplace_back(1, 0);
   b1.forward_block_idx = 0;
@@ -210,6 +271,7 @@ Program expected_program() {
 
   p.version = 2005000;
   p.op_version_map = std::vector<OpVersionEntry>{{"mul", 1}};
+  p.op_compatible_map = compatible_map().bytes();
   return p;
 }
 
@@ -334,6 +396,16 @@ TEST(ProtoIoProtoc, DecodeWithTheSchemaReadsEveryField) {
            "type: FLOAT64\n      float64: -2.5", "type: SCALAR\n      scalar {", "type: SCALARS",
            "is_target: true", "forward_block_idx: 0", "version {\n  version: 2005000\n}",
            "op_name: \"mul\"\n    op_version {\n      version: 1",
+           // The fields and values this project added for issue 15.
+           "scalar {\n        type: FLOAT64\n        r: 0.5", "persistable: false",
+           "lod_level: 0", "is_target: false", "forward_block_idx: -1",
+           "name: \"ctl\"\n    type {\n      type: LOD_TENSOR\n    }",
+           "reader {\n        lod_tensor {\n          tensor {\n            data_type: FP32",
+           "tuple {\n        element_type: FP32\n        element_type: INT64",
+           "type: STRINGS\n      strings {\n        data_type: PSTRING", "type: VOCAB\n    }",
+           "type: SPARSE_COO\n      sparse_coo {", "type: SPARSE_CSR\n      sparse_csr {",
+           "data_type: FP8_E4M3FN", "op_compatible_map {\n  pair {\n    op_name: \"conv2d\"",
+           "type: POSSIBLE", "default_required_version: \"1.5.0\"",
        })
     EXPECT_NE(d.text.find(expected), std::string::npos) << "missing:\n" << expected
                                                         << "\nin:\n" << d.text;
@@ -346,7 +418,7 @@ TEST(ProtoIoUnknown, FieldsAtEveryLevelSurviveARoundTrip) {
   const std::string block_unknown = Pb().str(10, "blk").bytes();
   const std::string var_unknown = Pb().f32(11, 1.0f).bytes();
   // A group (wire types 3/4) with a nested field.
-  const std::string type_unknown = Pb().msg(7, Pb().int32(1, 5)).raw("\x63\x08\x01\x64").bytes();
+  const std::string type_unknown = Pb().msg(14, Pb().int32(1, 5)).raw("\x6b\x08\x01\x6c").bytes();
   const std::string op_unknown = Pb().f64(12, 2.0).varint(13, 1).bytes();
 
   Pb var;
@@ -357,11 +429,11 @@ TEST(ProtoIoUnknown, FieldsAtEveryLevelSurviveARoundTrip) {
   Pb block;
   block.int32(1, 0).int32(2, -1).msg(3, var).msg(4, op).raw(block_unknown);
   Pb program;
-  program.msg(1, block).str(3, "compat-bytes").raw(program_unknown);
+  program.msg(1, block).msg(3, compatible_map()).raw(program_unknown);
 
   Program p = parse_program_proto(program.bytes(), "unknown.pb");
   EXPECT_EQ(p.unknown_fields, program_unknown);
-  EXPECT_EQ(p.op_compatible_map, "compat-bytes");
+  EXPECT_EQ(p.op_compatible_map, compatible_map().bytes());
   EXPECT_EQ(p.blocks[0].unknown_fields, block_unknown);
   EXPECT_EQ(p.blocks[0].var("v").unknown_fields, var_unknown);
   EXPECT_EQ(p.blocks[0].var("v").type_unknown_fields, type_unknown);

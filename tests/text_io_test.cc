@@ -194,6 +194,35 @@ TEST(TextIo, VarFlagsLodAndBlocks) {
             "  op relu X=[seq] -> Out=[s] {}\n");
 }
 
+TEST(TextIo, DescriptionsReaderTupleAttrsAndVersionMaps) {
+  Program p = Program::with_global_block();
+  p.version = 7;
+  p.op_version_map = std::vector<OpVersionEntry>{{"conv2d", 1}, {"a b", 2}};
+  Block& b = p.global_block();
+  b.add_var(Var{.name = "ctl", .tensor_desc_absent = true});
+  Var r{.name = "r", .type = VarKind::READER};
+  r.reader = std::vector<ReaderTensorDesc>{{DataType::FP32, {-1, 3}, 0},
+                                           {DataType::INT64, {-1, 1}, 1}};
+  b.add_var(r);
+  Var t{.name = "t", .type = VarKind::TUPLE};
+  t.tuple = std::vector<VarKind>{VarKind::FP32, VarKind::STRINGS};
+  b.add_var(t);
+  Var w{.name = "w", .type = VarKind::STRINGS, .dtype = DataType::PSTRING, .shape = {-1}};
+  w.is_distributed = true;
+  w.attrs = {VarAttr{.name = "is_distributed", .type = AttrType::INT, .i = 0},
+             VarAttr{.name = "note", .type = AttrType::STRING, .s = "a\"b"},
+             VarAttr{.name = "axes", .type = AttrType::INTS, .ints = {0, -1}}};
+  b.add_var(w);
+  EXPECT_EQ(program_to_text(p),
+            "program version=7 op_versions={conv2d=1, \"a b\"=2}\n"
+            "block 0 parent=-1 forward=-1\n"
+            "  var ctl : LOD_TENSOR (no tensor desc)\n"
+            "  var r : READER reader=[FP32 [-1, 3], INT64 [-1, 1] lod=1]\n"
+            "  var t : TUPLE tuple=[FP32, STRINGS]\n"
+            "  var w : STRINGS PSTRING [-1] distributed attrs={note: STRING s=\"a\\\"b\", "
+            "axes: INTS ints=[0, -1]}\n");
+}
+
 TEST(TextIo, GoldenFormOfBlocksAndPrograms) {
   ProgramBuilder pb;
   pb.op("scale").in("X", "a").out("Out", "b").attr("scale", 2.0f);
