@@ -94,19 +94,47 @@ void parse_var_tensor_desc(Reader desc, Var& var, const Place& place) {
     parse_tensor_desc(desc, var.dtype, var.shape, place);
 }
 
+// The tensor description of another kind than the var's (a LOD_TENSOR var's
+// selected_rows): no description of this var, so it stays as bytes among the
+// unknown fields, but it must be a well-formed one, required fields included,
+// as libprotobuf requires. `r` is a copy: the caller still skips the field.
+void check_foreign_description(Reader r, const Tag& tag, std::size_t start, const Place& place) {
+  DataType dtype{};
+  std::vector<int64_t> shape;
+  std::optional<int32_t> lod_level;
+  switch (tag.field) {
+    case fl::var_type::kLodTensor:
+    case fl::var_type::kTensorArray:
+      parse_lod_tensor_desc(nested(r, tag, start, "tensor description"), dtype, shape, lod_level,
+                            place);
+      break;
+    case fl::var_type::kSelectedRows:
+    case fl::var_type::kString:
+    case fl::var_type::kStrings:
+    case fl::var_type::kVocab:
+    case fl::var_type::kSparseCoo:
+    case fl::var_type::kSparseCsr:
+      parse_tensor_desc(nested(r, tag, start, "tensor description"), dtype, shape, place);
+      break;
+    default: break;  // a field framework.proto does not know
+  }
+}
+
 void parse_var_type(Reader r, Var& var, const Place& place) {
   guarded(place, [&] {
     // The kind decides which tensor description is ctp's, so find it first.
-    std::optional<uint64_t> kind;
+    // Every occurrence is checked, not only the last, which wins: protobuf
+    // would keep an invalid earlier one as an unknown field, ctp refuses it.
+    std::optional<VarKind> kind;
     Reader scan = r;
     for_each_field(scan, [&](const Tag& tag, std::size_t start) {
       if (tag.field == fl::var_type::kType)
-        kind = read_varint_field(scan, tag, start, "type");
+        kind = read_var_kind(read_varint_field(scan, tag, start, "type"), place, "VarType.Type");
       else
         scan.skip_field(tag, start);
     });
     if (!kind) fail(place, "VarType has no type (field 1)");
-    var.type = read_var_kind(*kind, place, "VarType.Type");
+    var.type = *kind;
     const uint32_t desc_field = fl::tensor_desc_field(var.type);
     bool has_desc = false;
     std::size_t known = 0;
@@ -123,6 +151,7 @@ void parse_var_type(Reader r, Var& var, const Place& place) {
         if (!var.tuple) var.tuple.emplace();
         parse_tuple(nested(r, tag, start, "tuple"), *var.tuple, place);
       } else {
+        if (tag.type == WireType::LengthDelimited) check_foreign_description(r, tag, start, place);
         var.type_unknown_fields.append(known, r.skip_field(tag, start));
         return;
       }

@@ -5,6 +5,7 @@
 #include "program_ir/json_io.h"
 #include "program_ir/program_io.h"
 #include "program_ir/proto_io.h"
+#include "tests/pb_test_encoder.h"
 
 namespace ctp {
 namespace {
@@ -58,6 +59,47 @@ TEST(RegressionFuzz, JsonUnknownFieldsThatAreUnknownRoundTrip) {
   const Program back = parse_program_proto(proto, "p.pb");
   EXPECT_EQ(back, p);
   EXPECT_EQ(serialize_program_proto(back), proto);
+}
+
+// fuzz_proto_vs_libprotobuf: a VarType with two `type` fields, the first
+// no VarType.Type at all, loaded as the second (the last wins) and lost the
+// first, which libprotobuf keeps as an unknown field (proto2's closed enums).
+// Every occurrence is checked now.
+TEST(RegressionFuzz, ProtoEveryVarTypeTypeIsCheckedNotOnlyTheLast) {
+  using testing_pb::Pb;
+  const Pb tensor = Pb().varint(1, 7).msg(3, Pb().msg(1, Pb().varint(1, 5)));
+  auto program = [&](const Pb& type) {
+    const Pb var = Pb().str(1, "x").msg(2, type);
+    return Pb().msg(1, Pb().varint(1, 0).int32(2, -1).msg(3, var)).bytes();
+  };
+  EXPECT_NO_THROW(parse_program_proto(program(tensor), "p.pb"));
+  try {
+    parse_program_proto(program(Pb().varint(1, 1000).raw(tensor.bytes())), "p.pb");
+    ADD_FAILURE() << "an invalid first VarType.Type loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "p.pb: block 0, var 'x': invalid VarType.Type 1000");
+  }
+}
+
+// fuzz_proto_vs_libprotobuf: a LOD_TENSOR var's type holding a sparse_coo
+// description (field 11) without its required data_type loaded, as unknown
+// bytes; libprotobuf refuses the file. Such descriptions are checked now, and
+// well-formed ones still stay as they were.
+TEST(RegressionFuzz, ProtoAnotherKindsDescriptionMustBeWellFormed) {
+  using testing_pb::Pb;
+  auto program = [&](const Pb& foreign) {
+    const Pb type = Pb().varint(1, 7).msg(3, Pb().msg(1, Pb().varint(1, 5))).msg(11, foreign);
+    const Pb var = Pb().str(1, "x").msg(2, type);
+    return Pb().msg(1, Pb().varint(1, 0).int32(2, -1).msg(3, var)).bytes();
+  };
+  const std::string good = program(Pb().varint(1, 5).varint(2, 3));
+  EXPECT_EQ(serialize_program_proto(parse_program_proto(good, "p.pb")), good);
+  try {
+    parse_program_proto(program(Pb().varint(2, 3)), "p.pb");
+    ADD_FAILURE() << "a TensorDesc without data_type loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "p.pb: block 0, var 'x': TensorDesc has no data_type (field 1)");
+  }
 }
 
 }  // namespace
