@@ -261,10 +261,11 @@ def main():
     sgd_main = compact_golden(sgd, "main.json")
     sgd_startup = compact_golden(sgd, "startup.json")
     for name, data in handmade_protos().items():
-        write("fuzz_proto_loader", name, data)
-        write("fuzz_verify", name, data)
-    write("fuzz_proto_loader", "golden_sgd_main.pb", conv.to_proto(sgd_main))
-    write("fuzz_proto_loader", "golden_sgd_startup.pb", conv.to_proto(sgd_startup))
+        for target in ("fuzz_proto_loader", "fuzz_proto_vs_libprotobuf", "fuzz_verify"):
+            write(target, name, data)
+    for target in ("fuzz_proto_loader", "fuzz_proto_vs_libprotobuf"):
+        write(target, "golden_sgd_main.pb", conv.to_proto(sgd_main))
+        write(target, "golden_sgd_startup.pb", conv.to_proto(sgd_startup))
     for name, data in handmade_npy().items():
         write("fuzz_npy", name, data)
     for name, text in handmade_json().items():

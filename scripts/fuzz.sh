@@ -17,7 +17,8 @@ seconds="${1:-60}"
 shift || true
 targets=("$@")
 if ((${#targets[@]} == 0)); then
-  targets=(fuzz_proto_loader fuzz_json_loader fuzz_verify fuzz_npy fuzz_transpile_grad_allreduce
+  targets=(fuzz_proto_loader fuzz_proto_vs_libprotobuf fuzz_json_loader fuzz_verify fuzz_npy
+           fuzz_transpile_grad_allreduce
            fuzz_transpile_local_sgd fuzz_transpile_single_process_multi_thread
            fuzz_transpile_multi_thread)
 fi
