@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian packages ctp builds against, skipping those already present.
+# Installs the Debian packages ctp builds against, skipping those already present
+# (the Python ones are for Debian's /usr/bin/python3, which the build uses: docs/python.md).
 #   scripts/install_deps.sh               what the library, tool, tests and benchmarks need
 #   scripts/install_deps.sh --sanitizers  and clang with its sanitizer and libFuzzer
 #                                         runtimes (scripts/sanitize.sh, scripts/fuzz.sh)
 set -euo pipefail
 packages=(libprotobuf-dev protobuf-compiler libfmt-dev nlohmann-json3-dev libgtest-dev
-          libgmock-dev libcli11-dev libgloo-dev libbenchmark-dev)
+          libgmock-dev libcli11-dev libgloo-dev libbenchmark-dev
+          python3-dev pybind11-dev python3-numpy python3-pytest)
 if [[ "${1:-}" == --sanitizers ]]; then
   packages+=(clang libclang-rt-14-dev)
 elif [[ -n "${1:-}" ]]; then
