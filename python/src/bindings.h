@@ -9,5 +9,6 @@ namespace ctp::python {
 void bind_errors(pybind11::module_& m);     // errors.cc: ctp.Error
 void bind_program(pybind11::module_& m);    // program_bindings.cc: Program, Block, Var, Op, I/O
 void bind_builder(pybind11::module_& m);    // builder_bindings.cc: ProgramBuilder, verify
+void bind_transpile(pybind11::module_& m);  // transpile_bindings.cc
 
 }  // namespace ctp::python

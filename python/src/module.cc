@@ -10,4 +10,5 @@ PYBIND11_MODULE(_ctp, m) {
   ctp::python::bind_errors(m);
   ctp::python::bind_program(m);
   ctp::python::bind_builder(m);
+  ctp::python::bind_transpile(m);
 }
