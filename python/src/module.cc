@@ -11,4 +11,6 @@ PYBIND11_MODULE(_ctp, m) {
   ctp::python::bind_program(m);
   ctp::python::bind_builder(m);
   ctp::python::bind_transpile(m);
+  ctp::python::bind_executor(m);
+  ctp::python::bind_samples(m);
 }

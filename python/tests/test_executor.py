@@ -1,0 +1,109 @@
+"""The executor with NumPy feeds and fetches, and the sample Python trainer on
+two workers started by `ctp launch`."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ctp
+from conftest import SOURCE_DIR
+
+
+def mul_program():
+    b = ctp.ProgramBuilder()
+    b.data("x", [-1, 3])
+    b.param("w", [3, 2])
+    b.tmp("y", [-1, 2])
+    b.op("mul").input("X", "x").input("Y", "w").output("Out", "y")
+    return b.build()
+
+
+def test_feeds_and_fetches_are_numpy_arrays():
+    program = mul_program()
+    runtime = ctp.DeviceRuntime("cpu")
+    scope = ctp.Scope()
+    w = np.arange(6, dtype=np.float32).reshape(3, 2)
+    runtime.bind(scope, "w", w)
+    exe = ctp.Executor(program, runtime)
+    x = np.array([[1, 2, 3], [-1, 0, 0.5]], dtype=np.float32)
+    (y,) = exe.run(scope, feed={"x": x}, fetch=["y"])
+    assert y.dtype == np.float32 and y.shape == (2, 2)
+    np.testing.assert_allclose(y, x @ w, rtol=1e-6)
+    np.testing.assert_array_equal(scope.get("y"), y)
+    np.testing.assert_array_equal(runtime.fetch(scope, "w"), w)
+    assert sorted(scope.names()) == ["w", "x", "y"]
+    y[0, 0] = 100  # a copy: the scope keeps its own
+    assert scope.get("y")[0, 0] != 100
+
+
+def test_sample_mlp_trains_on_one_worker():
+    model = ctp.samples.mlp()
+    runtime = ctp.DeviceRuntime()
+    scope = ctp.Scope()
+    ctp.Executor(model.startup, runtime, seed=3).run(scope)
+    step = ctp.Executor(model.main, runtime)
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 3, size=(64, 1)).astype(np.int64)
+    features = (np.eye(3, 2)[labels[:, 0]] * 3 + rng.normal(0, 0.3, (64, 2))).astype(np.float32)
+    losses = [float(step.run(scope, feed={model.input: features, model.label: labels},
+                             fetch=[model.loss])[0][0]) for _ in range(30)]
+    assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_errors_name_their_place():
+    program = mul_program()
+    program.global_block.append_op(ctp.Op("no_such_op", {"X": ["y"]}, {"Out": ["y"]}))
+    with pytest.raises(ctp.Error, match=r"op 1.*no_such_op"):
+        ctp.Executor(program, ctp.DeviceRuntime())
+    exe = ctp.Executor(mul_program(), ctp.DeviceRuntime())
+    with pytest.raises(ctp.Error, match="'w'"):  # never bound
+        exe.run(ctp.Scope(), feed={"x": np.zeros((1, 3), np.float32)})
+    with pytest.raises(TypeError, match="dtype"):
+        exe.run(ctp.Scope(), feed={"x": np.zeros((1, 3), np.complex64)})
+    with pytest.raises(ValueError, match="device"):
+        ctp.DeviceRuntime("tpu")
+
+
+def test_gpu_executor():
+    if os.environ.get("CTP_CUDA_BUILT") != "ON":
+        pytest.skip("ctp was built without CUDA")
+    try:
+        runtime = ctp.DeviceRuntime("gpu:0")
+    except ctp.Error as e:
+        pytest.skip(f"no GPU here: {e}")
+    scope = ctp.Scope()
+    w = np.arange(6, dtype=np.float32).reshape(3, 2)
+    runtime.bind(scope, "w", w)
+    x = np.ones((4, 3), np.float32)
+    (y,) = ctp.Executor(mul_program(), runtime).run(scope, feed={"x": x}, fetch=["y"])
+    np.testing.assert_allclose(y, x @ w, rtol=1e-6)
+
+
+def test_worker_identity_reads_only_what_it_is_given():
+    identity = ctp.worker_identity({"PADDLE_TRAINER_ID": "1", "PADDLE_TRAINERS_NUM": "2",
+                                    "PADDLE_TRAINER_ENDPOINTS": "a:1,b:2"})
+    assert (identity.rank, identity.world_size, identity.endpoints) == (1, 2, ["a:1", "b:2"])
+    with pytest.raises(ctp.Error, match="PADDLE_TRAINER_ID"):
+        ctp.worker_identity({"PADDLE_TRAINER_ID": "x"})
+
+
+@pytest.mark.parametrize("mode", ["grad_allreduce", "local_sgd"])
+def test_two_python_workers_end_with_identical_parameters(ctp_cli, tmp_path, mode):
+    trainer = SOURCE_DIR / "samples" / "python_trainer.py"
+    run = subprocess.run(
+        [ctp_cli, "launch", "--nproc", "2", "--timeout", "60", "--", sys.executable,
+         str(trainer), "--mode", mode, "--steps", "20", "--save-params", str(tmp_path)],
+        capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "step 20/20 loss" in run.stdout
+    model = ctp.samples.mlp()
+    for name in model.parameters:
+        rank0 = np.load(tmp_path / "rank0" / f"{name}.npy")
+        rank1 = np.load(tmp_path / "rank1" / f"{name}.npy")
+        np.testing.assert_array_equal(rank0, rank1, err_msg=name)
+    # The workers started from different parameters (seed + rank): the
+    # transpiled startup's broadcast made them equal, the all-reduce kept them so.
+    losses = [float(line.split()[-1]) for line in run.stdout.splitlines() if " loss " in line]
+    assert losses[-1] < losses[0], run.stdout
