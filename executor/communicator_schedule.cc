@@ -193,8 +193,8 @@ void verify_schedule_agreement(CommunicatorManager& comms, const CollectiveSched
     for (int r = 0; r < comm.size(); ++r)
       schedules.push_back(decode(std::string_view(static_cast<const char*>(gathered.raw_data()) + r * width,
                                                   static_cast<std::size_t>(lens.data<int64_t>()[r]))));
-    std::string message = comm.where("schedule check") +
-                          "the ranks would run different collectives (they would hang or mix buffers); ";
+    std::string message =
+        "the ranks would run different collectives (they would hang or mix buffers); ";
     const CollectiveSchedule& base = schedules[0];
     bool differs = false;
     for (int r = 1; r < comm.size(); ++r) {
@@ -212,7 +212,7 @@ void verify_schedule_agreement(CommunicatorManager& comms, const CollectiveSched
     }
     if (!differs) continue;  // only the ignored var names differ
     message.resize(message.size() - 2);
-    throw Error(message);
+    throw Error(comm.place("schedule check"), message);
   }
 }
 

@@ -13,8 +13,31 @@ namespace {
 
 std::string device_name(DeviceKind kind) { return kind == DeviceKind::CPU ? "CPU" : "CUDA"; }
 
-bool starts_with(std::string_view s, std::string_view prefix) {
-  return s.substr(0, prefix.size()) == prefix;
+// The place of `count` ops from `first`, run as one step.
+SourceLocation ops_place(const Block& block, std::size_t first, std::size_t count,
+                         const Op& op) {
+  return SourceLocation{.block = block.idx,
+                        .op = static_cast<int64_t>(first),
+                        .op_count = static_cast<int64_t>(count),
+                        .op_type = op.type};
+}
+
+// Gives an error from a step the place of its ops, unless it names an op
+// already: kernels name the op they fail on (one of a batch's ops, or the
+// op of a kernel they ran inside their own), while the layers below them
+// (tensors, scopes, communicators) do not know it. The type of the error
+// (e.g. CommAbortedError) is kept; other exceptions become ctp::Error.
+// Nothing is formatted unless the step fails.
+template <typename Place, typename Step>
+void run_at(Place&& place_of, Step&& step) {
+  try {
+    step();
+  } catch (Error& e) {
+    if (!e.place().has_op()) e.locate(place_of());
+    throw;
+  } catch (const std::exception& e) {
+    throw Error(place_of(), e.what());
+  }
 }
 
 bool is_holder(const Block& block, const std::string& name) {
@@ -30,11 +53,11 @@ Executor::Executor(const Program& program, RunServices services, int32_t block_i
   const DeviceKind device = services_.device.kind;
   // A device kind built as a library of its own (CUDA) brings its kernels
   // when it is loaded, on the first run that asks for it.
+  const SourceLocation block_place{.block = block_idx};
   try {
     load_device_backend(device);
   } catch (const Error& e) {
-    throw Error("block " + std::to_string(block_idx) + " cannot run on " +
-                services_.device.to_string() + ": " + e.what());
+    throw Error(block_place, "cannot run on " + services_.device.to_string() + ": " + e.what());
   }
   const KernelRegistry& kernels = KernelRegistry::global();
   const DeviceKind other = device == DeviceKind::CPU ? DeviceKind::CUDA : DeviceKind::CPU;
@@ -56,9 +79,9 @@ Executor::Executor(const Program& program, RunServices services, int32_t block_i
   if (services_.comms && services_.verify_collective_schedule)
     collectives_ = collective_schedule(block_);
   if (problem_count)
-    throw Error("block " + std::to_string(block_idx) + " cannot run on " +
-                services_.device.to_string() + ": " + std::to_string(problem_count) +
-                " op(s) without a kernel:" + problems);
+    throw Error(block_place, "cannot run on " + services_.device.to_string() + ": " +
+                                 std::to_string(problem_count) + " op(s) without a kernel:" +
+                                 problems);
 
   std::vector<OpRun> runs;
   if (services_.batch_ops)
@@ -107,18 +130,12 @@ void Executor::run(Scope& scope) {
     }
     const PreparedOp& step = steps_[planned.first];
     KernelContext ctx(*step.op, block_, scope, services_, static_cast<int64_t>(planned.first));
-    try {
+    run_at([&] { return ops_place(block_, planned.first, 1, *step.op); }, [&] {
       if (profile) profile->before_op(planned.first);
       (*step.kernel)(ctx);
       if (profile) profile->after_op(planned.first);
       if (services_.check_finite) check_finite(*step.op);
-    } catch (const std::exception& e) {
-      // Kernels name their op through ctx.where(); lower layers (tensors,
-      // communicators) do not, so the executor adds the place.
-      const std::string where = ctx.where();
-      if (starts_with(e.what(), where)) throw;
-      throw Error(where + e.what());
-    }
+    });
   }
   if (profile) profile->end_step();
   ++services_.step;
@@ -130,27 +147,21 @@ void Executor::run_batch(const PlannedStep& step, Scope& scope) {
   for (std::size_t i = step.first; i < step.first + step.count; ++i)
     ops.emplace_back(*steps_[i].op, block_, scope, services_, static_cast<int64_t>(i));
   OpProfile* profile = services_.profile;
-  try {
+  auto place = [&] { return ops_place(block_, step.first, step.count, *steps_[step.first].op); };
+  run_at(place, [&] {
     if (profile) profile->before_op(step.first);
     (*step.batch)(ops);
     if (profile) profile->after_ops(step.first, step.count);
     // Independent ops: none read another's output, so the first in order
     // with a non-finite output produced it.
     if (services_.check_finite)
-      for (const KernelContext& ctx : ops)
-        try {
+      for (const KernelContext& ctx : ops) try {
           check_finite(ctx.op());
-        } catch (const std::exception& e) {
-          throw Error(ctx.where() + e.what());
+        } catch (Error& e) {
+          e.locate(ctx.location());
+          throw;
         }
-  } catch (const std::exception& e) {
-    for (const KernelContext& ctx : ops)
-      if (starts_with(e.what(), ctx.where())) throw;
-    throw Error("block " + std::to_string(block_.idx) + ", ops " + std::to_string(step.first) +
-                " to " + std::to_string(step.first + step.count - 1) + " (" +
-                std::to_string(step.count) + " '" + steps_[step.first].op->type +
-                "' run as one batch): " + e.what());
-  }
+  });
 }
 
 void Executor::check_finite(const Op& op) {

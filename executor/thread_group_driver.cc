@@ -64,10 +64,14 @@ void DeviceThreads::run(const std::function<void(int, RunServices&)>& body) {
   }
   for (auto& t : threads) t.join();
   if (!first) return;
+  // The error says which thread failed; a ctp::Error keeps its place.
+  const std::string thread = "device thread " + std::to_string(first_rank) + ": ";
   try {
     std::rethrow_exception(first);
+  } catch (const Error& e) {
+    throw Error(e.place(), thread + e.message());
   } catch (const std::exception& e) {
-    throw Error("device thread " + std::to_string(first_rank) + ": " + e.what());
+    throw Error(thread + e.what());
   }
 }
 

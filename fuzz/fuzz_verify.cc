@@ -13,7 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     return 0;
   }
   for (const Diagnostic& d : verify_program(program)) {
-    fuzz::require(d.block >= 0 && static_cast<std::size_t>(d.block) <= program.blocks.size(),
+    const int64_t block = d.place.block;
+    fuzz::require(block >= 0 && static_cast<std::size_t>(block) <= program.blocks.size(),
                   "diagnostic names a block that does not exist");
     fuzz::require(!d.to_string().empty(), "empty diagnostic");
   }

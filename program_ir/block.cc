@@ -28,8 +28,7 @@ void Block::rebuild_index() {
 
 Var& Block::add_var(Var var) {
   if (var_index_.count(var.name))
-    throw Error("block " + std::to_string(idx) + ": var '" + var.name +
-                "' is declared twice");
+    throw Error(SourceLocation{.block = idx, .var_name = var.name}, "is declared twice");
   auto it = vars_.insert(vars_.end(), std::move(var));
   var_index_.emplace(it->name, it);
   return *it;
@@ -52,8 +51,7 @@ const Var* Block::find_var(std::string_view name) const {
 
 Var& Block::var(std::string_view name) {
   if (Var* v = find_var(name)) return *v;
-  throw Error("block " + std::to_string(idx) + ": var '" + std::string(name) +
-              "' is not declared");
+  throw Error(SourceLocation{.block = idx, .var_name = std::string(name)}, "is not declared");
 }
 
 const Var& Block::var(std::string_view name) const {

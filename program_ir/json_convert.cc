@@ -39,33 +39,51 @@ std::string kind_of(const Json& j) {
   }
 }
 
-void append_path_key(std::string& path, std::string_view key) {
-  if (is_plain_key(key)) {
+void JsonPlace::key(std::string_view name) {
+  std::string& path = at_.path;
+  if (is_plain_key(name)) {
     if (!path.empty()) path.push_back('.');
-    path.append(key);
+    path.append(name);
   } else {
     path.append("[");
-    je::append_json_string(path, je::is_valid_utf8(key) ? key : std::string_view("?"));
+    je::append_json_string(path, je::is_valid_utf8(name) ? name : std::string_view("?"));
     path.append("]");
   }
+  // blocks[b].ops[o].attrs.NAME, blocks[b].ops[o].inputs.NAME, blocks[b].vars[v].attrs.NAME
+  if (++steps_ == 6 && at_.has_block()) {
+    if (last_key_ == "attrs") {
+      at_.attr_name = name;
+    } else if (at_.has_op() && (last_key_ == "inputs" || last_key_ == "outputs")) {
+      at_.slot_side = last_key_ == "inputs" ? "input" : "output";
+      at_.slot_name = name;
+    }
+  }
+  last_key_ = name;
 }
 
-void append_path_index(std::string& path, long index) {
-  path.append("[").append(std::to_string(index)).append("]");
+void JsonPlace::index(long i) {
+  at_.path.append("[").append(std::to_string(i)).append("]");
+  ++steps_;
+  if (steps_ == 2 && last_key_ == "blocks") at_.block = i;
+  if (steps_ == 4 && at_.has_block() && last_key_ == "ops") at_.op = i;
+  if (steps_ == 4 && at_.has_block() && last_key_ == "vars") at_.var = i;
+  last_key_.clear();
 }
 
-std::string JPath::str() const {
-  std::string path = parent ? parent->str() : std::string();
-  if (!parent) return path;
+JsonPlace JPath::place() const {
+  if (!parent) return JsonPlace();
+  JsonPlace out = parent->place();
   if (index >= 0)
-    append_path_index(path, index);
+    out.index(index);
   else
-    append_path_key(path, key);
-  return path;
+    out.key(key);
+  return out;
 }
 
-void Converter::fail(const std::string& path, const std::string& message) const {
-  throw Error(source_ + ": " + (path.empty() ? std::string() : path + ": ") + message);
+void Converter::fail(const JsonPlace& at, const std::string& message) const {
+  SourceLocation place = at.location();
+  place.source = source_;
+  throw Error(std::move(place), message);
 }
 
 namespace {
@@ -151,7 +169,7 @@ VarKind var_kind(const Converter& c, const Values& v, Json& j, const JPath& at) 
 
 }  // namespace
 
-void Converter::check_unknown_fields(std::string_view bytes, const std::string& path,
+void Converter::check_unknown_fields(std::string_view bytes, const JsonPlace& path,
                                      std::initializer_list<uint32_t> known,
                                      const char* message) const {
   try {
@@ -178,7 +196,7 @@ UnknownFields Converter::unknown_fields(Json& j, const JPath& at,
   UnknownFields fields;
   if (j.is_string()) {
     std::string bytes = v.bytes(j, at);
-    check_unknown_fields(bytes, at.str(), known, message);
+    check_unknown_fields(bytes, at.place(), known, message);
     fields.append(UnknownFields::kAtEnd, bytes);
     return fields;
   }
@@ -202,7 +220,7 @@ UnknownFields Converter::unknown_fields(Json& j, const JPath& at,
     if (!bytes || bytes->empty()) fail(run_at, "a run needs \"bytes\" (not empty)");
     if (after < last) fail(run_at, "runs must come in the order of their places (\"after\")");
     last = after;
-    check_unknown_fields(*bytes, run_at.member("bytes").str(), known, message);
+    check_unknown_fields(*bytes, run_at.member("bytes").place(), known, message);
     fields.append(after, *bytes);
   }
   return fields;

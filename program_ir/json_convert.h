@@ -11,14 +11,31 @@
 #include <nlohmann/json.hpp>
 
 #include "program_ir/program.h"
+#include "program_ir/source_location.h"
 
 namespace ctp::json_convert {
 
 // Objects keep their members in document order.
 using Json = nlohmann::ordered_json;
 
-// A JSON path as a chain of links that live on the stack; formatted only
-// when an error is reported.
+// A place in a JSON document, built one step (member or element) at a
+// time: the path, `blocks[0].ops[3].attrs.scale` (a key that is not a plain
+// name, letters, digits, '_', '@', is written `["a.b"]`), and the fields of
+// SourceLocation that the path names (block, op, var, slot, attribute).
+class JsonPlace {
+ public:
+  void key(std::string_view name);
+  void index(long i);
+  const SourceLocation& location() const { return at_; }
+
+ private:
+  SourceLocation at_;
+  std::string last_key_;  // the step before, when it was a member
+  int steps_ = 0;
+};
+
+// A JSON path as a chain of links that live on the stack; made into a
+// JsonPlace only when an error is reported.
 struct JPath {
   const JPath* parent = nullptr;
   std::string_view key;  // a member name, when index < 0
@@ -26,13 +43,8 @@ struct JPath {
 
   JPath member(std::string_view name) const { return JPath{this, name, -1}; }
   JPath at(long i) const { return JPath{this, {}, i}; }
-  std::string str() const;
+  JsonPlace place() const;
 };
-
-// Path syntax: `blocks[0].ops[3].attrs.scale`; a key that is not a plain
-// name (letters, digits, '_', '@') is written `["a.b"]`.
-void append_path_key(std::string& path, std::string_view key);
-void append_path_index(std::string& path, long index);
 
 // "a number", "an array", ...: what the input had where something else was
 // expected.
@@ -43,9 +55,9 @@ class Converter {
   explicit Converter(const std::string& source) : source_(source) {}
 
   // "prog.json: blocks[0].ops[3]: message".
-  [[noreturn]] void fail(const std::string& path, const std::string& message) const;
+  [[noreturn]] void fail(const JsonPlace& at, const std::string& message) const;
   [[noreturn]] void fail(const JPath& at, const std::string& message) const {
-    fail(at.str(), message);
+    fail(at.place(), message);
   }
 
   // The elements may be moved from.
@@ -53,7 +65,7 @@ class Converter {
   // message. They must be well-formed fields that use none of the message's
   // own numbers (`known`): anything else writes a file that does not read back
   // (as ctp or Paddle), e.g. bytes that reuse field 5 of a VarDesc as a string.
-  void check_unknown_fields(std::string_view bytes, const std::string& path,
+  void check_unknown_fields(std::string_view bytes, const JsonPlace& at,
                             std::initializer_list<uint32_t> known, const char* message) const;
   // Unknown fields: a base64 string (all after the known fields) or an
   // array of runs {"after": N, "bytes": base64}, checked as above.

@@ -17,6 +17,7 @@ namespace {
 
 using json_convert::Converter;
 using json_convert::JPath;
+using json_convert::JsonPlace;
 using json_convert::Json;
 
 // Objects larger than this check for duplicate keys with a hash set instead
@@ -123,8 +124,10 @@ class ProgramSax {
         ++column;
       }
     }
-    throw Error(source_ + ": line " + std::to_string(line) + ", column " +
-                std::to_string(column) + ": " + detail);
+    throw Error(SourceLocation{.source = source_,
+                               .line = static_cast<int64_t>(line),
+                               .column = static_cast<int64_t>(column)},
+                detail);
   }
 
  private:
@@ -154,26 +157,26 @@ class ProgramSax {
     return f.value ? f.value->get_ref<const Json::object_t&>().back().first : f.key;
   }
 
-  // The path of the innermost open container, as JPath::str() spells it.
-  std::string path() const {
-    std::string p;
+  // The place of the innermost open container.
+  JsonPlace path() const {
+    JsonPlace p;
     for (std::size_t i = 1; i < frames_.size(); ++i) {
       const Frame& parent = frames_[i - 1];
       if (is_object(parent))
-        json_convert::append_path_key(p, last_key(parent));
+        p.key(last_key(parent));
       else
-        json_convert::append_path_index(p, static_cast<long>(parent.count) - 1);
+        p.index(static_cast<long>(parent.count) - 1);
     }
     return p;
   }
-  // The path of the value now arriving in the innermost container.
-  std::string value_path() const {
-    std::string p = path();
+  // The place of the value now arriving in the innermost container.
+  JsonPlace value_path() const {
+    JsonPlace p = path();
     const Frame& top = frames_.back();
     if (is_object(top))
-      json_convert::append_path_key(p, last_key(top));
+      p.key(last_key(top));
     else
-      json_convert::append_path_index(p, static_cast<long>(top.count) - 1);
+      p.index(static_cast<long>(top.count) - 1);
     return p;
   }
 
@@ -193,13 +196,13 @@ class ProgramSax {
   }
 
   [[noreturn]] void duplicate_key(const std::string& name) const {
-    std::string p = path();
-    json_convert::append_path_key(p, name);
+    JsonPlace p = path();
+    p.key(name);
     convert_.fail(p, "duplicate key");
   }
 
   [[noreturn]] void top_level_not_object() const {
-    convert_.fail(std::string(), "expected a JSON object at the top level");
+    convert_.fail(JsonPlace(), "expected a JSON object at the top level");
   }
 
   // A member of the fixed set `bit`; `seen` catches it appearing twice.

@@ -55,7 +55,9 @@ class JsonWriter {
       for (std::size_t i = 0; i < p.op_version_map->size(); ++i) {
         const OpVersionEntry& e = (*p.op_version_map)[i];
         out_.append(i ? ", {\"op_name\": " : "{\"op_name\": ");
-        string(e.op_name, [&] { return "op_version_map[" + std::to_string(i) + "]"; });
+        string(e.op_name, [&] {
+          return SourceLocation{.path = "op_version_map[" + std::to_string(i) + "]"};
+        });
         out_.append(", \"version\": ");
         integer(e.version);
         out_.push_back('}');
@@ -114,7 +116,11 @@ class JsonWriter {
   }
 
   void var(const Var& v) {
-    auto where = [&] { return block_place() + ", var '" + v.name + "'"; };
+    auto where = [&] {
+      SourceLocation at = block_place();
+      at.var_name = v.name;
+      return at;
+    };
     out_.append("{\"name\": ");
     string(v.name, where);
     out_.append(", \"type\": \"").append(to_string(v.type)).push_back('"');
@@ -173,11 +179,11 @@ class JsonWriter {
     std::size_t repeat =
         first_repeat(attrs, [](const VarAttr& a) -> std::string_view { return a.name; });
     if (repeat != std::string::npos)
-      duplicate(where() + ", attr '" + attrs[repeat].name + "'", "var attr");
+      duplicate(with_attr(where(), attrs[repeat].name), "var attr");
     out_.append(", \"attrs\": {");
     for (std::size_t i = 0; i < attrs.size(); ++i) {
       const VarAttr& a = attrs[i];
-      auto attr_where = [&] { return where() + ", attr '" + a.name + "'"; };
+      auto attr_where = [&] { return with_attr(where(), a.name); };
       if (i) out_.append(", ");
       string(a.name, attr_where);
       out_.append(": {\"type\": \"").append(to_string(a.type)).push_back('"');
@@ -199,19 +205,24 @@ class JsonWriter {
   }
 
   void op(const Op& o, std::size_t index) {
-    auto where = [&] { return block_place() + ", op " + std::to_string(index) + " '" + o.type + "'"; };
+    auto where = [&] {
+      SourceLocation at = block_place();
+      at.op = static_cast<int64_t>(index);
+      at.op_type = o.type;
+      return at;
+    };
     out_.append("{\"type\": ");
     string(o.type, where);
-    slots("inputs", o.inputs, where);
-    slots("outputs", o.outputs, where);
+    slots("input", "inputs", o.inputs, where);
+    slots("output", "outputs", o.outputs, where);
     std::size_t repeat =
         first_repeat(o.attrs, [](const NamedAttribute& a) -> std::string_view { return a.name; });
     if (repeat != std::string::npos)
-      duplicate(where() + ", attr '" + o.attrs[repeat].name + "'", "attribute");
+      duplicate(with_attr(where(), o.attrs[repeat].name), "attribute");
     out_.append(", \"attrs\": {");
     for (std::size_t i = 0; i < o.attrs.size(); ++i) {
       const NamedAttribute& a = o.attrs[i];
-      auto attr_where = [&] { return where() + ", attr '" + a.name + "'"; };
+      auto attr_where = [&] { return with_attr(where(), a.name); };
       if (i) out_.append(", ");
       string(a.name, attr_where);
       out_.append(": {\"type\": \"").append(to_string(a.value.type())).append("\", \"value\": ");
@@ -229,14 +240,20 @@ class JsonWriter {
   }
 
   template <typename Where>
-  void slots(std::string_view key, const std::vector<Slot>& slots, const Where& where) {
+  void slots(const char* side, std::string_view key, const std::vector<Slot>& slots,
+             const Where& where) {
+    auto at_slot = [&](const std::string& name) {
+      SourceLocation at = where();
+      at.slot_side = side;
+      at.slot_name = name;
+      return at;
+    };
     std::size_t repeat = first_repeat(slots, [](const Slot& s) -> std::string_view { return s.name; });
-    if (repeat != std::string::npos)
-      duplicate(where() + ", " + std::string(key) + " slot '" + slots[repeat].name + "'", "slot");
+    if (repeat != std::string::npos) duplicate(at_slot(slots[repeat].name), "slot");
     out_.append(", \"").append(key).append("\": {");
     for (std::size_t i = 0; i < slots.size(); ++i) {
       const Slot& s = slots[i];
-      auto slot_where = [&] { return where() + ", " + std::string(key) + " slot '" + s.name + "'"; };
+      auto slot_where = [&] { return at_slot(s.name); };
       if (i) out_.append(", ");
       string(s.name, slot_where);
       out_.append(": ");
@@ -329,7 +346,7 @@ class JsonWriter {
 
   void op_compatible_map(const std::string& raw) {
     const std::optional<OpCompatibleMap> map = canonical_op_compatible_map(raw);
-    auto where = [] { return std::string("op_compatible_map"); };
+    auto where = [] { return SourceLocation{.part = "op_compatible_map"}; };
     // Strings JSON cannot hold go as base64 too.
     bool text = map.has_value();
     for (std::size_t i = 0; text && i < map->pairs.size(); ++i)
@@ -373,7 +390,7 @@ class JsonWriter {
   template <typename Where>
   void string(std::string_view text, const Where& where) {
     if (!je::is_valid_utf8(text))
-      throw Error(where() + ": string is not valid UTF-8, which JSON cannot hold");
+      throw Error(where(), "string is not valid UTF-8, which JSON cannot hold");
     je::append_json_string(out_, text);
   }
 
@@ -383,12 +400,17 @@ class JsonWriter {
     out_.push_back('"');
   }
 
-  [[noreturn]] static void duplicate(const std::string& where, const char* what) {
-    throw Error(where + ": a second " + std::string(what) +
-                " of this name, which a JSON object cannot hold");
+  [[noreturn]] static void duplicate(SourceLocation where, const char* what) {
+    throw Error(std::move(where), "a second " + std::string(what) +
+                                      " of this name, which a JSON object cannot hold");
   }
 
-  std::string block_place() const { return "block " + std::to_string(block_); }
+  static SourceLocation with_attr(SourceLocation at, const std::string& name) {
+    at.attr_name = name;
+    return at;
+  }
+
+  SourceLocation block_place() const { return SourceLocation{.block = static_cast<int64_t>(block_)}; }
 
   std::string& out_;
   std::size_t block_ = 0;

@@ -52,7 +52,8 @@ ProgramFormat detect_program_format(std::string_view bytes) {
 Program parse_program(std::string_view bytes, const std::string& source) {
   std::size_t first = 0;
   while (first < bytes.size() && is_json_space(bytes[first])) ++first;
-  if (first == bytes.size()) throw Error(source + ": empty input, not a program");
+  if (first == bytes.size())
+    throw Error(SourceLocation{.source = source}, "empty input, not a program");
   if (detect_program_format(bytes) == ProgramFormat::Json)
     return parse_program_json(bytes, source);
   try {
@@ -60,8 +61,8 @@ Program parse_program(std::string_view bytes, const std::string& source) {
   } catch (const Error& e) {
     // Text that is not a JSON object fails as protobuf; say what was expected.
     if (looks_like_text(bytes))
-      throw Error(std::string(e.what()) +
-                  " (the input is neither protobuf nor a JSON program, which starts with '{')");
+      throw Error(e.place(), e.message() + " (the input is neither protobuf nor a JSON program, "
+                                           "which starts with '{')");
     throw;
   }
 }

@@ -16,12 +16,19 @@ namespace {
 using namespace wire_read;
 namespace fl = fields;
 
+// The parsers share one SourceLocation (wire_read.h): each sets the fields
+// of the place it enters, and its caller clears them when it returns.
+void leave_attr(SourceLocation& place) {
+  place.attr = -1;
+  place.attr_name.clear();
+}
+
 // --- VarDesc ---
 
 // TensorDesc, merged into dtype and shape (a second occurrence of the
 // message overwrites data_type and appends dims, as protobuf merges).
 void parse_tensor_desc(Reader r, DataType& dtype, std::vector<int64_t>& shape,
-                       const Place& place) {
+                       const SourceLocation& place) {
   bool has_data_type = false;
   guarded(place, [&] {
     shape.reserve(shape.size() + count_field(r, fl::tensor_desc::kDims));
@@ -44,7 +51,7 @@ void parse_tensor_desc(Reader r, DataType& dtype, std::vector<int64_t>& shape,
 
 // LoDTensorDesc (and LoDTensorArrayDesc, the same fields).
 void parse_lod_tensor_desc(Reader r, DataType& dtype, std::vector<int64_t>& shape,
-                           std::optional<int32_t>& lod_level, const Place& place) {
+                           std::optional<int32_t>& lod_level, const SourceLocation& place) {
   bool has_tensor = false;
   guarded(place, [&] {
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
@@ -63,7 +70,7 @@ void parse_lod_tensor_desc(Reader r, DataType& dtype, std::vector<int64_t>& shap
   if (!has_tensor) fail(place, "LoDTensorDesc has no tensor (field 1)");
 }
 
-void parse_reader_desc(Reader r, std::vector<ReaderTensorDesc>& out, const Place& place) {
+void parse_reader_desc(Reader r, std::vector<ReaderTensorDesc>& out, const SourceLocation& place) {
   guarded(place, [&] {
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       if (tag.field != fl::reader_desc::kLodTensor) unknown_in(r, tag, start, "ReaderDesc");
@@ -74,7 +81,7 @@ void parse_reader_desc(Reader r, std::vector<ReaderTensorDesc>& out, const Place
   });
 }
 
-void parse_tuple(Reader r, std::vector<VarKind>& out, const Place& place) {
+void parse_tuple(Reader r, std::vector<VarKind>& out, const SourceLocation& place) {
   guarded(place, [&] {
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       if (tag.field != fl::tuple::kElementType) unknown_in(r, tag, start, "Tuple");
@@ -87,7 +94,7 @@ void parse_tuple(Reader r, std::vector<VarKind>& out, const Place& place) {
 }
 
 // The var's own tensor description, in the VarType field of its kind.
-void parse_var_tensor_desc(Reader desc, Var& var, const Place& place) {
+void parse_var_tensor_desc(Reader desc, Var& var, const SourceLocation& place) {
   if (kind_has_lod_level(var.type))
     parse_lod_tensor_desc(desc, var.dtype, var.shape, var.lod_level, place);
   else
@@ -98,7 +105,7 @@ void parse_var_tensor_desc(Reader desc, Var& var, const Place& place) {
 // selected_rows): no description of this var, so it stays as bytes among the
 // unknown fields, but it must be a well-formed one, required fields included,
 // as libprotobuf requires. `r` is a copy: the caller still skips the field.
-void check_foreign_description(Reader r, const Tag& tag, std::size_t start, const Place& place) {
+void check_foreign_description(Reader r, const Tag& tag, std::size_t start, const SourceLocation& place) {
   DataType dtype{};
   std::vector<int64_t> shape;
   std::optional<int32_t> lod_level;
@@ -120,7 +127,7 @@ void check_foreign_description(Reader r, const Tag& tag, std::size_t start, cons
   }
 }
 
-void parse_var_type(Reader r, Var& var, const Place& place) {
+void parse_var_type(Reader r, Var& var, const SourceLocation& place) {
   guarded(place, [&] {
     // The kind decides which tensor description is ctp's, so find it first.
     // Every occurrence is checked, not only the last, which wins: protobuf
@@ -162,7 +169,7 @@ void parse_var_type(Reader r, Var& var, const Place& place) {
   });
 }
 
-VarAttr parse_var_attr(Reader r, Place place) {
+VarAttr parse_var_attr(Reader r, SourceLocation& place) {
   VarAttr attr;
   bool has_name = false;
   std::optional<uint64_t> type;
@@ -198,7 +205,7 @@ void read_flag(Reader& r, const Tag& tag, std::size_t start, const char* name, b
   explicit_default = !value;
 }
 
-Var parse_var(Reader r, Place place) {
+Var parse_var(Reader r, SourceLocation& place) {
   Var var;
   bool has_name = false, has_type = false;
   guarded(place, [&] {
@@ -238,10 +245,9 @@ Var parse_var(Reader r, Place place) {
                     explicit_defaults.stop_gradient);
           break;
         case fl::var::kAttrs: {
-          Place attr_place = place;
-          attr_place.attr = attr_index++;
-          var.attrs.push_back(
-              parse_var_attr(nested_at(r, tag, start, "attrs", attr_place), attr_place));
+          place.attr = attr_index++;
+          var.attrs.push_back(parse_var_attr(nested_at(r, tag, start, "attrs", place), place));
+          leave_attr(place);
           break;
         }
         default: var.unknown_fields.append(known, r.skip_field(tag, start)); return;
@@ -258,7 +264,7 @@ Var parse_var(Reader r, Place place) {
 
 // --- OpDesc ---
 
-Slot parse_slot(Reader r, const Place& place) {
+Slot parse_slot(Reader r, const SourceLocation& place) {
   Slot slot;
   bool has_parameter = false;
   guarded(place, [&] {
@@ -362,7 +368,7 @@ void check_scalars(AttrType type, const AttrValue& value, std::size_t at) {
       decode_scalar(scalar, at);
 }
 
-NamedAttribute parse_op_attr(Reader r, Place place) {
+NamedAttribute parse_op_attr(Reader r, SourceLocation& place) {
   std::string_view name;
   bool has_name = false;
   std::optional<uint64_t> raw_type;
@@ -407,7 +413,7 @@ NamedAttribute parse_op_attr(Reader r, Place place) {
   });
 }
 
-Op parse_op(Reader r, Place place) {
+Op parse_op(Reader r, SourceLocation& place) {
   Op op;
   bool has_type = false;
   guarded(place, [&] {
@@ -435,20 +441,20 @@ Op parse_op(Reader r, Place place) {
         case fl::op::kInputs:
         case fl::op::kOutputs: {
           const bool is_input = tag.field == fl::op::kInputs;
-          Place slot_place = place;
-          slot_place.slot_side = is_input ? "input" : "output";
-          slot_place.slot = is_input ? inputs++ : outputs++;
-          Slot slot =
-              parse_slot(nested_at(r, tag, start, slot_place.slot_side, slot_place), slot_place);
+          const char* side = is_input ? "input" : "output";
+          place.slot_side = side;
+          place.slot = is_input ? inputs++ : outputs++;
+          Slot slot = parse_slot(nested_at(r, tag, start, side, place), place);
+          place.slot_side.clear();
+          place.slot = -1;
           (is_input ? op.inputs : op.outputs).push_back(std::move(slot));
           break;
         }
         case fl::op::kType: r.read_bytes(); break;
         case fl::op::kAttrs: {
-          Place attr_place = place;
-          attr_place.attr = attrs++;
-          op.attrs.push_back(
-              parse_op_attr(nested_at(r, tag, start, "attrs", attr_place), attr_place));
+          place.attr = attrs++;
+          op.attrs.push_back(parse_op_attr(nested_at(r, tag, start, "attrs", place), place));
+          leave_attr(place);
           break;
         }
         case fl::op::kIsTarget:
@@ -467,7 +473,7 @@ Op parse_op(Reader r, Place place) {
 
 // --- BlockDesc and ProgramDesc ---
 
-Block parse_block(Reader r, Place place) {
+Block parse_block(Reader r, SourceLocation& place) {
   Block block;
   bool has_idx = false, has_parent = false;
   long var_index = 0, op_index = 0;
@@ -484,21 +490,23 @@ Block parse_block(Reader r, Place place) {
           has_parent = true;
           break;
         case fl::block::kVars: {
-          Place var_place = place;
-          var_place.var = var_index++;
-          Var var = parse_var(nested_at(r, tag, start, "vars", var_place), var_place);
+          place.var = var_index++;
+          Var var = parse_var(nested_at(r, tag, start, "vars", place), place);
           const std::size_t before = block.var_count();
           const Var& added = block.get_or_add_var(std::move(var));
           if (block.var_count() == before) {
-            var_place.var_name = added.name;
-            fail(var_place, "declared twice in the block");
+            place.var_name = added.name;
+            fail(place, "declared twice in the block");
           }
+          place.var = -1;
+          place.var_name.clear();
           break;
         }
         case fl::block::kOps: {
-          Place op_place = place;
-          op_place.op = op_index++;
-          block.append_op(parse_op(nested_at(r, tag, start, "ops", op_place), op_place));
+          place.op = op_index++;
+          block.append_op(parse_op(nested_at(r, tag, start, "ops", place), place));
+          place.op = -1;
+          place.op_type.clear();
           break;
         }
         case fl::block::kForwardBlockIdx:
@@ -518,7 +526,7 @@ Block parse_block(Reader r, Place place) {
 }
 
 // Version.version, when the message has it.
-std::optional<int64_t> parse_version(Reader r, const Place& place) {
+std::optional<int64_t> parse_version(Reader r, const SourceLocation& place) {
   std::optional<int64_t> version;
   guarded(place, [&] {
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
@@ -529,7 +537,7 @@ std::optional<int64_t> parse_version(Reader r, const Place& place) {
   return version;
 }
 
-OpVersionEntry parse_op_version_pair(Reader r, const Place& place) {
+OpVersionEntry parse_op_version_pair(Reader r, const SourceLocation& place) {
   OpVersionEntry entry;
   bool has_name = false, has_version = false;
   guarded(place, [&] {
@@ -559,7 +567,7 @@ OpVersionEntry parse_op_version_pair(Reader r, const Place& place) {
   return entry;
 }
 
-void parse_op_version_map(Reader r, const Place& place, std::vector<OpVersionEntry>& out) {
+void parse_op_version_map(Reader r, const SourceLocation& place, std::vector<OpVersionEntry>& out) {
   guarded(place, [&] {
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       if (tag.field != fl::op_version_map::kPair) unknown_in(r, tag, start, "OpVersionMap");
@@ -572,22 +580,21 @@ void parse_op_version_map(Reader r, const Place& place, std::vector<OpVersionEnt
 
 Program parse_program_proto(std::string_view bytes, const std::string& source) {
   Program program;
-  Place place{source};
+  SourceLocation place{.source = source};
   Reader r(bytes, 0);
   std::size_t known = 0;
   guarded(place, [&] {
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::program::kBlocks: {
-          Place block_place = place;
-          block_place.block = static_cast<long>(program.blocks.size());
-          program.blocks.push_back(
-              parse_block(nested_at(r, tag, start, "blocks", block_place), block_place));
+          place.block = static_cast<int64_t>(program.blocks.size());
+          program.blocks.push_back(parse_block(nested_at(r, tag, start, "blocks", place), place));
+          place.block = -1;
           break;
         }
         case fl::program::kOpCompatibleMap: {
           std::string_view map = read_bytes_field(r, tag, start, "op_compatible_map");
-          Place map_place = place;
+          SourceLocation map_place = place;
           map_place.part = "op_compatible_map";
           guarded(map_place, [&] { decode_op_compatible_map(map, r.last_payload_offset()); });
           // Messages merge; for raw bytes that is appending.
@@ -596,24 +603,24 @@ Program parse_program_proto(std::string_view bytes, const std::string& source) {
           break;
         }
         case fl::program::kVersion: {
-          Place version_place = place;
-          version_place.part = "version";
+          place.part = "version";
           // A second Version message merges into the first.
-          if (auto number = parse_version(nested(r, tag, start, "version"), version_place)) {
+          if (auto number = parse_version(nested(r, tag, start, "version"), place)) {
             program.version = *number;
             program.version_number_absent = false;
           } else if (!program.version) {
             program.version = 0;
             program.version_number_absent = true;
           }
+          place.part.clear();
           break;
         }
         case fl::program::kOpVersionMap: {
-          Place map_place = place;
-          map_place.part = "op_version_map";
+          place.part = "op_version_map";
           if (!program.op_version_map) program.op_version_map.emplace();
-          parse_op_version_map(nested(r, tag, start, "op_version_map"), map_place,
+          parse_op_version_map(nested(r, tag, start, "op_version_map"), place,
                                *program.op_version_map);
+          place.part.clear();
           break;
         }
         default: program.unknown_fields.append(known, r.skip_field(tag, start)); return;

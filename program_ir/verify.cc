@@ -54,15 +54,26 @@ class Verifier {
     int64_t index;
     const Op& op;
   };
+  // What of the op a finding is about.
+  enum Subject { kOp, kVar, kAttr, kInput, kOutput };
 
   void report(Diagnostic::Severity severity, int32_t block, std::string message) {
-    diagnostics_.push_back(Diagnostic{severity, block, -1, "", "", Diagnostic::None,
-                                      std::move(message)});
+    diagnostics_.push_back(
+        Diagnostic{severity, SourceLocation{.block = block}, std::move(message)});
   }
-  void report(const OpPlace& at, Diagnostic::SubjectKind kind, std::string_view subject,
-              std::string message, Diagnostic::Severity severity = Diagnostic::Error) {
-    sink_->push_back(Diagnostic{severity, at.block, at.index, at.op.type, std::string(subject),
-                                kind, std::move(message)});
+  void report(const OpPlace& at, Subject subject, std::string_view name, std::string message,
+              Diagnostic::Severity severity = Diagnostic::Error) {
+    SourceLocation place{.block = at.block, .op = at.index, .op_type = at.op.type};
+    switch (subject) {
+      case kOp: break;
+      case kVar: place.var_name = name; break;
+      case kAttr: place.attr_name = name; break;
+      case kInput: case kOutput:
+        place.slot_side = subject == kInput ? "input" : "output";
+        place.slot_name = name;
+        break;
+    }
+    sink_->push_back(Diagnostic{severity, std::move(place), std::move(message)});
   }
 
   bool is_block(int64_t idx) const {
@@ -172,25 +183,24 @@ class Verifier {
   void check_var(std::size_t b, const OpPlace& at, const std::string& name, std::string_view role) {
     if (name == kEmptyVarName) return;
     if (name.empty()) {
-      report(at, Diagnostic::Var, name, std::string(role) + " names a var with an empty name");
+      report(at, kOp, "", std::string(role) + " names a var with an empty name");
       return;
     }
-    if (!is_declared(name)) report(at, Diagnostic::Var, name, not_declared(b));
+    if (!is_declared(name)) report(at, kVar, name, not_declared(b));
   }
 
   void check_slots(std::size_t b, const OpPlace& at, const OpDef* def, bool inputs) {
     const std::vector<Slot>& slots = inputs ? at.op.inputs : at.op.outputs;
     const char* side = inputs ? "input" : "output";
+    const Subject subject = inputs ? kInput : kOutput;
     for (const Slot& slot : slots) {
       for (const std::string& arg : slot.args) check_var(b, at, arg, side);
       if (!def) continue;
       const SlotDef* slot_def = inputs ? def->find_input(slot.name) : def->find_output(slot.name);
       if (!slot_def) {
-        report(at, Diagnostic::Slot, slot.name,
-               std::string(side) + " slot is not declared by " + quoted(def->type));
+        report(at, subject, slot.name, "slot is not declared by " + quoted(def->type));
       } else if (!slot_def->duplicable && slot.args.size() > 1) {
-        report(at, Diagnostic::Slot, slot.name,
-               std::string(side) + " slot takes one var, has " + std::to_string(slot.args.size()));
+        report(at, subject, slot.name, "slot takes one var, has " + std::to_string(slot.args.size()));
       }
     }
     if (!def) return;
@@ -198,18 +208,18 @@ class Verifier {
       if (slot_def.dispensable) continue;
       const auto* args = inputs ? at.op.input(slot_def.name) : at.op.output(slot_def.name);
       if (!args || args->empty())
-        report(at, Diagnostic::Slot, slot_def.name, std::string("required ") + side + " slot is " +
-                                                        (args ? "empty" : "missing"));
+        report(at, subject, slot_def.name,
+               std::string("required slot is ") + (args ? "empty" : "missing"));
     }
   }
 
   void check_block_refs(const OpPlace& at, const NamedAttribute& attr) {
     auto check = [&](int32_t target) {
       if (!is_block(target))
-        report(at, Diagnostic::Attr, attr.name,
+        report(at, kAttr, attr.name,
                "names block " + std::to_string(target) + ", which does not exist");
       else if (target == at.block)
-        report(at, Diagnostic::Attr, attr.name, "names the op's own block " + std::to_string(target));
+        report(at, kAttr, attr.name, "names the op's own block " + std::to_string(target));
     };
     if (attr.value.type() == AttrType::BLOCK) check(attr.value.get<int32_t>());
     if (attr.value.type() == AttrType::BLOCKS)
@@ -228,12 +238,12 @@ class Verifier {
     if (attr.type() != AttrType::STRINGS) return;  // the type check reports it
     const auto& names = attr.get<std::vector<std::string>>();
     if (names.size() % 2 != 0)
-      report(at, Diagnostic::Attr, kOpRoleVarAttr,
+      report(at, kAttr, kOpRoleVarAttr,
              "has " + std::to_string(names.size()) +
                  " names; it lists [param, grad] pairs, so the count must be even");
     for (const std::string& name : names)
       if (!is_declared(name))
-        report(at, Diagnostic::Var, name, "named by op_role_var is " + not_declared(b));
+        report(at, kVar, name, "named by op_role_var is " + not_declared(b));
   }
 
   void check_attrs(std::size_t b, const OpPlace& at, const OpDef* def) {
@@ -241,11 +251,11 @@ class Verifier {
       const AttrDef* attr_def = def ? def->find_attr(attr.name) : nullptr;
       if (!attr_def) attr_def = OpRegistry::common_attr(attr.name);
       if (attr_def && !attr_def->accepts(attr.value.type())) {
-        report(at, Diagnostic::Attr, attr.name,
+        report(at, kAttr, attr.name,
                "has type " + std::string(to_string(attr.value.type())) + ", expected " +
                    accepted_types(*attr_def));
       } else if (!attr_def && def) {
-        report(at, Diagnostic::Attr, attr.name, "is not declared by " + quoted(def->type),
+        report(at, kAttr, attr.name, "is not declared by " + quoted(def->type),
                Diagnostic::Warning);
       }
       check_block_refs(at, attr);
@@ -255,7 +265,7 @@ class Verifier {
     if (!def) return;
     for (const AttrDef& attr_def : def->attrs)
       if (!attr_def.default_value && !at.op.has_attr(attr_def.name))
-        report(at, Diagnostic::Attr, attr_def.name,
+        report(at, kAttr, attr_def.name,
                "required attribute of type " + std::string(to_string(attr_def.type)) +
                    " is missing");
   }
@@ -289,17 +299,7 @@ class Verifier {
 }  // namespace
 
 std::string Diagnostic::to_string() const {
-  std::string s = severity == Warning ? "warning: block " : "block ";
-  s += std::to_string(block);
-  if (op_index >= 0) s += ", op " + std::to_string(op_index) + " (" + op_type + ")";
-  s += ": ";
-  switch (subject_kind) {
-    case Var: s += "var " + quoted(subject) + ": "; break;
-    case Attr: s += "attr " + quoted(subject) + ": "; break;
-    case Slot: s += "slot " + quoted(subject) + ": "; break;
-    case None: break;
-  }
-  return s + message;
+  return (severity == Warning ? "warning: " : "") + place.to_string() + ": " + message;
 }
 
 VerifyResult verify(const Program& program, const OpRegistry& registry) {

@@ -7,23 +7,20 @@
 
 #include "ops/schema/op_def.h"
 #include "program_ir/program.h"
+#include "program_ir/source_location.h"
 
 namespace ctp {
 
 struct Diagnostic {
   enum Severity { Error, Warning };
-  // What `subject` names, so that the message can say "attr 'x'" or "var 'x'".
-  enum SubjectKind { None, Var, Attr, Slot };
 
   Severity severity = Error;
-  int32_t block = 0;
-  int64_t op_index = -1;  // -1 when the problem is the block's, not an op's
-  std::string op_type;
-  std::string subject;  // var, attribute or slot name; empty when none
-  SubjectKind subject_kind = None;
+  // The block, and the op (index and type) with its var, slot or attribute
+  // when the problem is theirs.
+  SourceLocation place;
   std::string message;
 
-  // `block 0, op 17 (c_allreduce_sum): attr 'ring_id': has type FLOAT, expected INT`;
+  // `block 0, op 17 'c_allreduce_sum', attr 'ring_id': has type FLOAT, expected INT`;
   // warnings start with `warning: `.
   std::string to_string() const;
 };

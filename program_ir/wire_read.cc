@@ -2,53 +2,8 @@
 
 namespace ctp::wire_read {
 
-std::string printable(std::string_view name) {
-  constexpr std::size_t kMax = 80;
-  std::size_t n = name.size();
-  if (n > kMax) {
-    n = kMax;
-    while (n > 0 && (static_cast<unsigned char>(name[n]) & 0xc0) == 0x80) --n;
-  }
-  std::string out;
-  out.reserve(n + 8);
-  for (char c : name.substr(0, n)) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[u >> 4];
-      out += kHex[u & 15];
-    } else {
-      out += c;
-    }
-  }
-  if (n < name.size()) out += "...";
-  return out;
-}
-
-std::string Place::describe() const {
-  std::string parts;
-  auto add = [&](const std::string& p) {
-    if (!parts.empty()) parts += ", ";
-    parts += p;
-  };
-  auto named = [](const char* what, long index, std::string_view name) {
-    return name.empty() ? std::string(what) + " " + std::to_string(index)
-                        : std::string(what) + " '" + printable(name) + "'";
-  };
-  if (part) add(part);
-  if (block >= 0) add("block " + std::to_string(block));
-  if (op >= 0)
-    add("op " + std::to_string(op) +
-        (op_type.empty() ? std::string() : " '" + printable(op_type) + "'"));
-  if (var >= 0) add(named("var", var, var_name));
-  if (slot_side) add(named(slot_side, slot, slot_name));
-  if (attr >= 0) add(named("attr", attr, attr_name));
-  return parts.empty() ? source : source + ": " + parts;
-}
-
-[[noreturn]] void fail(const Place& place, const std::string& message) {
-  throw Error(place.describe() + ": " + message);
+[[noreturn]] void fail(const SourceLocation& place, const std::string& message) {
+  throw Error(place, message);
 }
 
 void expect_wire(const Reader& r, const Tag& tag, WireType want, std::size_t tag_start,
@@ -77,7 +32,7 @@ Reader nested(Reader& r, const Tag& tag, std::size_t start, const char* name) {
 }
 
 Reader nested_at(Reader& r, const Tag& tag, std::size_t start, const char* name,
-                 const Place& child) {
+                 const SourceLocation& child) {
   return guarded(child, [&] { return nested(r, tag, start, name); });
 }
 
@@ -87,14 +42,14 @@ Reader nested_at(Reader& r, const Tag& tag, std::size_t start, const char* name,
                                           message_name + " (ctp has nowhere to keep it)");
 }
 
-VarKind read_var_kind(uint64_t raw, const Place& place, const char* what) {
+VarKind read_var_kind(uint64_t raw, const SourceLocation& place, const char* what) {
   int32_t value = wire::as_int32(raw);
   if (!is_valid_var_kind(value))
     fail(place, std::string("invalid ") + what + " " + std::to_string(value));
   return static_cast<VarKind>(value);
 }
 
-AttrType read_attr_type(uint64_t raw, const Place& place) {
+AttrType read_attr_type(uint64_t raw, const SourceLocation& place) {
   int32_t value = wire::as_int32(raw);
   if (!is_valid_attr_type(value)) fail(place, "invalid AttrType " + std::to_string(value));
   return static_cast<AttrType>(value);

@@ -1,6 +1,6 @@
-// Reading framework.proto messages off the wire (proto_io.cc): where the
-// reader is, for error messages, and typed reads of fields that check the
-// wire type and turn malformed bytes into errors naming that place.
+// Reading framework.proto messages off the wire (proto_io.cc): typed reads
+// of fields that check the wire type and turn malformed bytes into errors
+// naming the place the reader is at.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "program_ir/error.h"
+#include "program_ir/source_location.h"
 #include "program_ir/types.h"
 #include "program_ir/wire_format.h"
 
@@ -20,35 +21,14 @@ using wire::Tag;
 using wire::WireFault;
 using wire::WireType;
 
-// A name from the input as it appears in a message: control bytes escaped,
-// and cut short, since a hostile file may hold a name of any length.
-std::string printable(std::string_view name);
-
-// Where in the program the parser is. Cheap to copy (views into the input),
-// formatted only when an error is reported:
-// "prog.pb: block 0, op 3 'mul', attr 'x_num_col_dims'".
-struct Place {
-  const std::string& source;
-  long block = -1;
-  long op = -1;
-  std::string_view op_type;
-  long var = -1;
-  std::string_view var_name;
-  const char* slot_side = nullptr;
-  long slot = -1;
-  std::string_view slot_name;
-  long attr = -1;
-  std::string_view attr_name;
-  const char* part = nullptr;  // a program-level part, e.g. "op_version_map"
-
-  std::string describe() const;
-};
-
-[[noreturn]] void fail(const Place& place, const std::string& message);
+// The parser keeps one SourceLocation and sets its fields as it descends
+// into a block, an op, a slot or an attribute, clearing them on the way out,
+// so that no name is copied unless an error is reported.
+[[noreturn]] void fail(const SourceLocation& place, const std::string& message);
 
 // Runs `body`, turning malformed-bytes faults into errors that name `place`.
 template <typename Body>
-auto guarded(const Place& place, Body&& body) -> decltype(body()) {
+auto guarded(const SourceLocation& place, Body&& body) -> decltype(body()) {
   try {
     return body();
   } catch (const WireFault& e) {
@@ -77,7 +57,7 @@ Reader nested(Reader& r, const Tag& tag, std::size_t start, const char* name);
 // The same, with truncation and the like reported at the nested message's
 // own place (the op, the var) rather than its parent's.
 Reader nested_at(Reader& r, const Tag& tag, std::size_t start, const char* name,
-                 const Place& child);
+                 const SourceLocation& child);
 
 // Repeated numbers arrive unpacked (one field per element) or packed.
 template <typename T, typename ReadOne>
@@ -131,7 +111,7 @@ auto decode_if_canonical(std::string_view bytes, Decode decode, Encode encode)
 }
 
 // Enum values outside framework.proto are errors.
-VarKind read_var_kind(uint64_t raw, const Place& place, const char* what);
-AttrType read_attr_type(uint64_t raw, const Place& place);
+VarKind read_var_kind(uint64_t raw, const SourceLocation& place, const char* what);
+AttrType read_attr_type(uint64_t raw, const SourceLocation& place);
 
 }  // namespace ctp::wire_read

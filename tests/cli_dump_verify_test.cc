@@ -95,7 +95,7 @@ TEST_F(CliDumpVerify, BrokenProgramsExitOneNamingThePlace) {
        one_op(vars, R"({"type": "scale", "inputs": {"X": ["w@GRAD"]}, "outputs": {"Out": ["w@GRAD"]},
           "attrs": {"op_role": {"type": "INT", "value": 1},
                     "op_role_var": {"type": "STRINGS", "value": ["w"]}}})"),
-       "op 0 (scale)"},
+       "op 0 'scale'"},
       {"undeclared_var",
        one_op(vars, R"({"type": "scale", "inputs": {"X": ["nowhere"]}, "outputs": {"Out": ["w"]}})"),
        "'nowhere'"},
@@ -204,11 +204,11 @@ TEST_F(CliDumpVerify, AWarningManyOpsShareIsSaidOnce) {
   program.replace(program.rfind("}]}]}"), 5, "}, " + op + ", " + op + ", " + op + "]}]}");
   const CliResult r = run_ctp("verify " + write("p.json", program));
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  EXPECT_NE(r.output.find("warning: block 0, op 1 (mul): attr 'not_an_attribute': is not "
+  EXPECT_NE(r.output.find("warning: block 0, op 1 'mul', attr 'not_an_attribute': is not "
                           "declared by 'mul' (and 2 more mul op(s) alike)"),
             std::string::npos)
       << r.output;
-  EXPECT_EQ(r.output.find("op 2 (mul)"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("op 2 'mul'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("ok (1 block(s), 4 ops, 4 warning(s))"), std::string::npos) << r.output;
 }
 

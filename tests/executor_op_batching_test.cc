@@ -154,6 +154,8 @@ TEST(OpBatching, ABatchsErrorNamesItsOps) {
     EXPECT_EQ(std::string(e.what()),
               "block 0, ops 0 to 2 (3 'test_batching_add_one' run as one batch): the device "
               "refused the launch");
+    EXPECT_EQ(e.place(), (SourceLocation{.block = 0, .op = 0, .op_count = 3,
+                                         .op_type = "test_batching_add_one"}));
   }
   batch_fails = false;
   // An op of the batch that fails its own checks is named as when it runs alone.

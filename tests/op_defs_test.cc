@@ -151,7 +151,7 @@ TEST(OpDefs, Initializers) {
   EXPECT_EQ(t.dtype("kept"), DataType::INT64);
   EXPECT_EQ(t.error(op("gaussian_random", {}, {{"Out", {"e"}}},
                        {{"dtype", Attribute(int32_t{7})}})),
-            "block 0 'gaussian_random': attribute 'dtype' is 7, which is not a tensor element type");
+            "block 0, op 'gaussian_random': attribute 'dtype' is 7, which is not a tensor element type");
 }
 
 TEST(OpDefs, MulFlattensAtNumColDims) {
@@ -169,7 +169,7 @@ TEST(OpDefs, MulFlattensAtNumColDims) {
   t.run(op("mul", {{"X", {"batch"}}, {"Y", {"y"}}}, {{"Out", {"o4"}}}));
   EXPECT_EQ(t.shape("o4"), (Shape{-1, 5}));
   EXPECT_EQ(t.error(op("mul", {{"X", {"x"}}, {"Y", {"y4"}}}, {{"Out", {"o5"}}})),
-            "block 0 'mul': input X 'x' [2, 3, 4] flattens to width 12, but input Y 'y4' [4, 5] "
+            "block 0, op 'mul': input X 'x' [2, 3, 4] flattens to width 12, but input Y 'y4' [4, 5] "
             "flattens to height 4");
   t.var("y@GRAD", {}).var("o1@GRAD", {2, 5});
   t.run(op("mul_grad", {{"X", {"x"}}, {"Y", {"y"}}, {"Out@GRAD", {"o1@GRAD"}}},
@@ -196,10 +196,10 @@ TEST(OpDefs, MatmulV2TransposesAndBroadcastsBatches) {
   EXPECT_EQ(mm("a", "v", "o6"), (Shape{2}));
   EXPECT_EQ(mm("v", "v", "o7"), (Shape{}));
   EXPECT_THAT(t.error(op("matmul_v2", {{"X", {"a"}}, {"Y", {"a"}}}, {{"Out", {"o8"}}})),
-              HasSubstr("block 0 'matmul_v2': contracted dims of input X 'a' [2, 3] and input Y 'a'"));
+              HasSubstr("block 0, op 'matmul_v2': contracted dims of input X 'a' [2, 3] and input Y 'a'"));
   t.var("b5", {5, 2, 3});
   EXPECT_THAT(t.error(op("matmul_v2", {{"X", {"b5"}}, {"Y", {"bb"}}}, {{"Out", {"o9"}}})),
-              HasSubstr("block 0 'matmul_v2': the batch dims of input X 'b5' [5, 2, 3] and "
+              HasSubstr("block 0, op 'matmul_v2': the batch dims of input X 'b5' [5, 2, 3] and "
                         "input Y 'bb' [4, 3, 6] at dim 0: 5 vs 4 do not broadcast"));
   t.run(op("matmul_v2_grad", {{"X", {"a"}}, {"Y", {"b"}}, {"Out@GRAD", {"o1"}}},
            {{"X@GRAD", {"a@GRAD"}}}));
@@ -221,13 +221,13 @@ TEST(OpDefs, ElementwiseBroadcastsByAxis) {
   EXPECT_EQ(ew("elementwise_add", "y4", "y34", "o5"), (Shape{3, 4}));  // Y has the higher rank
   EXPECT_EQ(ew("elementwise_add", "row", "y4", "o6"), (Shape{-1, 4}));
   EXPECT_EQ(t.error(op("elementwise_add", {{"X", {"x"}}, {"Y", {"y3"}}}, {{"Out", {"o7"}}})),
-            "block 0 'elementwise_add': input X 'x' [2, 3, 4] and input Y 'y3' [3] at dim 2: 4 vs 3 "
+            "block 0, op 'elementwise_add': input X 'x' [2, 3, 4] and input Y 'y3' [3] at dim 2: 4 vs 3 "
             "do not broadcast");
   EXPECT_THAT(t.error(op("elementwise_mul", {{"X", {"x"}}, {"Y", {"y3"}}}, {{"Out", {"o8"}}},
                          {{"axis", Attribute(int32_t{3})}})),
-              HasSubstr("block 0 'elementwise_mul': axis 3 cannot align input X 'x'"));
+              HasSubstr("block 0, op 'elementwise_mul': axis 3 cannot align input X 'x'"));
   EXPECT_EQ(t.error(op("elementwise_add", {{"X", {"x"}}, {"Y", {"i"}}}, {{"Out", {"o9"}}})),
-            "block 0 'elementwise_add': input X 'x' has dtype FP32, but input Y 'i' has INT64");
+            "block 0, op 'elementwise_add': input X 'x' has dtype FP32, but input Y 'i' has INT64");
   t.var("o1@GRAD", {2, 3, 4});
   t.run(op("elementwise_sub_grad", {{"X", {"x"}}, {"Y", {"y3"}}, {"Out@GRAD", {"o1@GRAD"}}},
            {{"X@GRAD", {"x@GRAD"}}, {"Y@GRAD", {"y3@GRAD"}}}, {{"axis", Attribute(int32_t{1})}}));
@@ -255,7 +255,7 @@ TEST(OpDefs, ActivationsAndLoss) {
   EXPECT_EQ(t.shape("loss2"), (Shape{8, 1}));
   EXPECT_EQ(t.error(op("softmax_with_cross_entropy", {{"Logits", {"x"}}, {"Label", {"bad"}}},
                        {{"Softmax", {"sm3"}}, {"Loss", {"loss3"}}})),
-            "block 0 'softmax_with_cross_entropy': input Label 'bad' has shape [8, 2], expected [8, 1] "
+            "block 0, op 'softmax_with_cross_entropy': input Label 'bad' has shape [8, 2], expected [8, 1] "
             "for input Logits 'x' [8, 10] (hard labels)");
   t.var("loss@GRAD", {8, 1}, DataType::FP64);
   t.run(op("softmax_with_cross_entropy_grad",
@@ -286,14 +286,14 @@ TEST(OpDefs, MeansSumsAndScale) {
             (Shape{1, 1, 1}));
   EXPECT_EQ(t.error(op("reduce_mean", {{"X", {"x"}}}, {{"Out", {"r5"}}},
                        {{"dim", Attribute(std::vector<int32_t>{3})}})),
-            "block 0 'reduce_mean': dim 3 is out of range for rank 3");
+            "block 0, op 'reduce_mean': dim 3 is out of range for rank 3");
   t.run(op("reduce_mean_grad", {{"X", {"x"}}, {"Out@GRAD", {"r1"}}}, {{"X@GRAD", {"xr@GRAD"}}},
            {{"dim", Attribute(std::vector<int32_t>{1})}}));
   EXPECT_EQ(t.shape("xr@GRAD"), (Shape{2, 3, 4}));
   t.run(op("sum", {{"X", {"x2", "x"}}}, {{"Out", {"s"}}}));
   EXPECT_EQ(t.shape("s"), (Shape{2, 3, 4}));
   EXPECT_EQ(t.error(op("sum", {{"X", {"x", "bad"}}}, {{"Out", {"s2"}}})),
-            "block 0 'sum': input X 'bad' has shape [2, 3], but input X 'x' has [2, 3, 4]");
+            "block 0, op 'sum': input X 'bad' has shape [2, 3], but input X 'x' has [2, 3, 4]");
   t.run(op("scale", {{"X", {"x2"}}}, {{"Out", {"sc"}}}, {{"scale", Attribute(2.0f)}}));
   EXPECT_EQ(t.shape("sc"), (Shape{-1, 3, 4}));
   t.run(op("assign", {{"X", {"x"}}}, {{"Out", {"as"}}}));
@@ -316,14 +316,14 @@ TEST(OpDefs, SplitAndConcat) {
   EXPECT_EQ(t.shape("h"), (Shape{6, 2}));
   EXPECT_EQ(t.error(op("split", {{"X", {"x"}}}, {{"Out", {"i", "j", "k", "l"}}},
                        {{"num", Attribute(int32_t{4})}})),
-            "block 0 'split': input X 'x' has dim 6 on axis 0, not divisible by num 4");
+            "block 0, op 'split': input X 'x' has dim 6 on axis 0, not divisible by num 4");
   EXPECT_EQ(t.error(op("split", {{"X", {"x"}}}, {{"Out", {"i", "j"}}},
                        {{"num", Attribute(int32_t{3})}})),
-            "block 0 'split': num is 3 but output Out has 2 vars");
+            "block 0, op 'split': num is 3 but output Out has 2 vars");
   t.run(op("concat", {{"X", {"x", "y"}}}, {{"Out", {"cat"}}}));
   EXPECT_EQ(t.shape("cat"), (Shape{8, 4}));
   EXPECT_EQ(t.error(op("concat", {{"X", {"x", "z"}}}, {{"Out", {"cat2"}}})),
-            "block 0 'concat': input X 'z' disagrees on dim 1: 4 vs 5");
+            "block 0, op 'concat': input X 'z' disagrees on dim 1: 4 vs 5");
 }
 
 TEST(OpDefs, Optimizers) {
@@ -335,11 +335,11 @@ TEST(OpDefs, Optimizers) {
   EXPECT_EQ(t.shape("w_out"), (Shape{4, 2}));
   EXPECT_EQ(t.error(op("sgd", {{"Param", {"w"}}, {"Grad", {"g_bad"}}, {"LearningRate", {"lr"}}},
                        {{"ParamOut", {"w"}}})),
-            "block 0 'sgd': input Grad 'g_bad' [2, 4] FP32 does not match input Param 'w' [4, 2] "
+            "block 0, op 'sgd': input Grad 'g_bad' [2, 4] FP32 does not match input Param 'w' [4, 2] "
             "FP32");
   EXPECT_EQ(t.error(op("sgd", {{"Param", {"w"}}, {"Grad", {"g"}}, {"LearningRate", {"lr2"}}},
                        {{"ParamOut", {"w"}}})),
-            "block 0 'sgd': input LearningRate 'lr2' must hold one element, has 2");
+            "block 0, op 'sgd': input LearningRate 'lr2' must hold one element, has 2");
   t.run(op("momentum",
            {{"Param", {"w"}}, {"Grad", {"g"}}, {"Velocity", {"vel"}}, {"LearningRate", {"lr"}}},
            {{"ParamOut", {"w"}}, {"VelocityOut", {"vel_out"}}}, {{"mu", Attribute(0.9f)}}));
@@ -369,7 +369,7 @@ TEST(OpDefs, Collectives) {
   EXPECT_EQ(gather("dyn", "dyn4"), (Shape{-1, 5}));
   EXPECT_EQ(gather("scalar", "scalar4"), (Shape{4}));
   EXPECT_EQ(t.error(op("c_allgather", {{"X", {"g"}}}, {{"Out", {"x"}}})),
-            "block 0 'c_allgather': attribute 'nranks' is missing and has no default");
+            "block 0, op 'c_allgather': attribute 'nranks' is missing and has no default");
   t.run(op("c_allreduce_max", {{"X", {"h"}}}, {{"Out", {"h_out"}}}));
   EXPECT_EQ(t.shape("h_out"), (Shape{7}));
   EXPECT_EQ(t.dtype("h_out"), DataType::FP16);
@@ -379,7 +379,7 @@ TEST(OpDefs, Collectives) {
   EXPECT_EQ(t.shape("xg"), (Shape{3, 5}));
   EXPECT_EQ(t.dtype("xh"), DataType::FP16);
   EXPECT_EQ(t.error(op("c_allreduce_xsum", {{"X", {"g", "h"}}}, {{"Out", {"xg"}}})),
-            "block 0 'c_allreduce_xsum': input X has 2 vars but output Out has 1");
+            "block 0, op 'c_allreduce_xsum': input X has 2 vars but output Out has 1");
   t.run(op("c_sync_comm_stream", {{"X", {"g", "h"}}}, {{"Out", {"g", "h"}}}));
   EXPECT_EQ(t.shape("h"), (Shape{7}));
   // Outputs must be declared: Infer::run declares them, so call the definition directly.
@@ -390,7 +390,7 @@ TEST(OpDefs, Collectives) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(),
-                 "block 0 'c_allreduce_sum': output Out 'nowhere' is not declared in block 0");
+                 "block 0, op 'c_allreduce_sum': output Out 'nowhere' is not declared in block 0");
   }
 }
 
@@ -419,18 +419,18 @@ TEST(OpDefs, CoalesceTensorAlignsChunks) {
                        {{"Output", {"a", "b"}}, {"FusedOutput", {"f7"}}},
                        {{"dtype", Attribute(int32_t{5})},
                         {"user_defined_size_of_dtype", Attribute(int32_t{2})}})),
-            "block 0 'coalesce_tensor': user_defined_size_of_dtype 2 differs from the 4-byte "
+            "block 0, op 'coalesce_tensor': user_defined_size_of_dtype 2 differs from the 4-byte "
             "dtype FP32; mixed-size fusion is not supported");
   EXPECT_EQ(fuse("f5", {}, {"a", "dyn"}), (Shape{-1}));
   EXPECT_EQ(t.error(op("coalesce_tensor", {{"Input", {"a", "b"}}},
                        {{"Output", {"a"}}, {"FusedOutput", {"f6"}}},
                        {{"dtype", Attribute(int32_t{5})}})),
-            "block 0 'coalesce_tensor': output Output has 1 vars but input Input has 2");
+            "block 0, op 'coalesce_tensor': output Output has 1 vars but input Input has 2");
   // Every input has the fused dtype: the kernels view them in one buffer.
   EXPECT_EQ(t.error(op("coalesce_tensor", {{"Input", {"a", "b"}}},
                        {{"Output", {"a", "b"}}, {"FusedOutput", {"f8"}}},
                        {{"dtype", Attribute(int32_t{6})}})),
-            "block 0 'coalesce_tensor': input Input 'a' has dtype FP32, but dtype is FP64");
+            "block 0, op 'coalesce_tensor': input Input 'a' has dtype FP32, but dtype is FP64");
   t.var("a64", {10}, DataType::FP64).var("b64", {3, 5}, DataType::FP64);
   t.run(op("coalesce_tensor", {{"Input", {"a64", "b64"}}},
            {{"Output", {"a64", "b64"}}, {"FusedOutput", {"f64"}}},

@@ -55,7 +55,7 @@ TEST(RegressionLimits, VerifyOfADeepBlockChainIsLinear) {
   const std::vector<Diagnostic> d = verify_program(p);
   ASSERT_EQ(d.size(), static_cast<std::size_t>(kBlocks - 1));  // "nope" in each block, never x
   EXPECT_EQ(d.back().to_string(),
-            "block 99999, op 0 (scale): var 'nope': not declared in block 99999 or its ancestors");
+            "block 99999, op 0 'scale', var 'nope': not declared in block 99999 or its ancestors");
   EXPECT_LT(seconds_since(start), 60.0);  // linear takes well under a second
 }
 
@@ -80,7 +80,7 @@ TEST(RegressionLimits, VerifySeesThroughParentLoops) {
   // outside block 0's subtree, so root_var does not.
   ASSERT_EQ(messages.size(), 2u) << ::testing::PrintToString(messages);
   EXPECT_NE(messages[0].find("parent_idx chain loops"), std::string::npos) << messages[0];
-  EXPECT_EQ(messages[1], "block 3, op 0 (scale): var 'root_var': not declared in block 3 or its ancestors");
+  EXPECT_EQ(messages[1], "block 3, op 0 'scale', var 'root_var': not declared in block 3 or its ancestors");
 }
 
 // The Graphviz writer walked up from every block for every name: time

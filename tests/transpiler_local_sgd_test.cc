@@ -121,7 +121,7 @@ TEST(TranspilerLocalSgd, UndeclaredParamNamesTheOp) {
     FAIL() << "expected ctp::Error";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              "local_sgd main: block 0, op 8 (sgd): Param 'ghost' is not declared in block 0");
+              "local_sgd main: block 0, op 8 'sgd': Param 'ghost' is not declared in block 0");
   }
 }
 

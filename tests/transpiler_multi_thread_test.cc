@@ -157,7 +157,7 @@ TEST(TranspilerMultiThread, AllGatherAdamWithoutGatheredGradIsAnError) {
     run_main_pass(TranspileMode::kMultiThread, mt_options(2, 0, MultiThreadTransMode::kAllGather), names, main);
     FAIL() << "expected ctp::Error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("(adam): gathered grad 'fc_0.b_0_allgather'"),
+    EXPECT_NE(std::string(e.what()).find("'adam': gathered grad 'fc_0.b_0_allgather'"),
               std::string::npos)
         << e.what();
   }

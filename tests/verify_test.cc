@@ -57,7 +57,7 @@ TEST(Verify, OddOpRoleVar) {
   pb.op("scale").in("X", "w@GRAD").out("Out", "w@GRAD").role(1).role_var({"w"});
   EXPECT_EQ(messages(pb.program()),
             std::vector<std::string>{
-                "block 0, op 4 (scale): attr 'op_role_var': has 1 names; it lists [param, grad] "
+                "block 0, op 4 'scale', attr 'op_role_var': has 1 names; it lists [param, grad] "
                 "pairs, so the count must be even"});
 }
 
@@ -67,9 +67,9 @@ TEST(Verify, OpRoleVarNamesUndeclaredVarAndWrongType) {
   pb.op("scale").in("X", "w@GRAD").out("Out", "w@GRAD").attr("op_role_var", "w");
   EXPECT_EQ(messages(pb.program()),
             (std::vector<std::string>{
-                "block 0, op 4 (scale): var 'v@GRAD': named by op_role_var is not declared in "
+                "block 0, op 4 'scale', var 'v@GRAD': named by op_role_var is not declared in "
                 "block 0",
-                "block 0, op 5 (scale): attr 'op_role_var': has type STRING, expected STRINGS"}));
+                "block 0, op 5 'scale', attr 'op_role_var': has type STRING, expected STRINGS"}));
 }
 
 TEST(Verify, UndeclaredVar) {
@@ -78,11 +78,8 @@ TEST(Verify, UndeclaredVar) {
   auto diags = verify_program(pb.program());
   ASSERT_EQ(diags.size(), 1u);
   EXPECT_EQ(diags[0].severity, Diagnostic::Error);
-  EXPECT_EQ(diags[0].block, 0);
-  EXPECT_EQ(diags[0].op_index, 4);
-  EXPECT_EQ(diags[0].op_type, "relu");
-  EXPECT_EQ(diags[0].subject, "z");
-  EXPECT_EQ(diags[0].to_string(), "block 0, op 4 (relu): var 'z': not declared in block 0");
+  EXPECT_EQ(diags[0].place, (SourceLocation{.block = 0, .op = 4, .op_type = "relu", .var_name = "z"}));
+  EXPECT_EQ(diags[0].to_string(), "block 0, op 4 'relu', var 'z': not declared in block 0");
 }
 
 TEST(Verify, WrongAttributeType) {
@@ -92,9 +89,9 @@ TEST(Verify, WrongAttributeType) {
   pb.op("c_sync_calc_stream").in("X", "w@GRAD").out("Out", "w@GRAD").attr("op_role", int64_t{1});
   EXPECT_EQ(messages(pb.program()),
             (std::vector<std::string>{
-                "block 0, op 0 (mul): attr 'x_num_col_dims': has type FLOAT, expected INT",
-                "block 0, op 2 (c_allreduce_sum): attr 'ring_id': has type FLOAT, expected INT",
-                "block 0, op 4 (c_sync_calc_stream): attr 'op_role': has type LONG, expected "
+                "block 0, op 0 'mul', attr 'x_num_col_dims': has type FLOAT, expected INT",
+                "block 0, op 2 'c_allreduce_sum', attr 'ring_id': has type FLOAT, expected INT",
+                "block 0, op 4 'c_sync_calc_stream', attr 'op_role': has type LONG, expected "
                 "INT"}));
 }
 
@@ -106,7 +103,7 @@ TEST(Verify, TypesPaddleChangedAcrossVersionsAreAccepted) {
   pb.op("fill_constant").out("Out", "a").attr("shape", std::vector<float>{2, 3});
   EXPECT_EQ(messages(pb.program()),
             std::vector<std::string>{
-                "block 0, op 2 (fill_constant): attr 'shape': has type FLOATS, expected LONGS or "
+                "block 0, op 2 'fill_constant', attr 'shape': has type FLOATS, expected LONGS or "
                 "INTS"});
 }
 
@@ -144,8 +141,8 @@ TEST(Verify, VarsOfAncestorsAreVisibleOthersAreNot) {
   pb.program().global_block().append_op(Op("assign", {{"X", {"inner"}}}, {{"Out", {"outer"}}}));
   EXPECT_EQ(messages(pb.program()),
             (std::vector<std::string>{
-                "block 0, op 0 (assign): var 'inner': not declared in block 0",
-                "block 2, op 1 (assign): var 'cousin': not declared in block 2 or its "
+                "block 0, op 0 'assign', var 'inner': not declared in block 0",
+                "block 2, op 1 'assign', var 'cousin': not declared in block 2 or its "
                 "ancestors"}));
 }
 
@@ -157,12 +154,12 @@ TEST(Verify, SlotsAndRequiredAttributes) {
   pb.op("relu").in("X", std::vector<std::string>{"x", "y"}).out("Out", std::vector<std::string>{});
   EXPECT_EQ(messages(pb.program()),
             (std::vector<std::string>{
-                "block 0, op 4 (c_allgather): attr 'nranks': required attribute of type INT is "
+                "block 0, op 4 'c_allgather', attr 'nranks': required attribute of type INT is "
                 "missing",
-                "block 0, op 5 (mul): slot 'Z': input slot is not declared by 'mul'",
-                "block 0, op 5 (mul): slot 'Y': required input slot is missing",
-                "block 0, op 6 (relu): slot 'X': input slot takes one var, has 2",
-                "block 0, op 6 (relu): slot 'Out': required output slot is empty"}));
+                "block 0, op 5 'mul', input 'Z': slot is not declared by 'mul'",
+                "block 0, op 5 'mul', input 'Y': required slot is missing",
+                "block 0, op 6 'relu', input 'X': slot takes one var, has 2",
+                "block 0, op 6 'relu', output 'Out': required slot is empty"}));
 }
 
 TEST(Verify, UnknownOpsAreCountedAndUnknownAttributesAreWarnings) {
@@ -173,14 +170,14 @@ TEST(Verify, UnknownOpsAreCountedAndUnknownAttributesAreWarnings) {
   EXPECT_FALSE(has_errors(result.diagnostics));
   EXPECT_EQ(messages(pb.program()),
             (std::vector<std::string>{
-                "warning: block 0, op 5 (relu): attr 'ring_idd': is not declared by 'relu'"}));
+                "warning: block 0, op 5 'relu', attr 'ring_idd': is not declared by 'relu'"}));
   ASSERT_EQ(result.ops_without_schema.size(), 1u);
   EXPECT_EQ(result.ops_without_schema[0].type, "fancy_new_op");
   EXPECT_EQ(result.ops_without_schema[0].count, 1);
   // Common attributes are still checked on ops the registry does not know.
   pb.op("fancy_new_op").attr("op_role", "forward");
   EXPECT_EQ(messages(pb.program()).back(),
-            "block 0, op 6 (fancy_new_op): attr 'op_role': has type STRING, expected INT");
+            "block 0, op 6 'fancy_new_op', attr 'op_role': has type STRING, expected INT");
 }
 
 TEST(Verify, BlockAndVarAttributes) {
@@ -194,10 +191,10 @@ TEST(Verify, BlockAndVarAttributes) {
   for (const Diagnostic& d : verify_program(pb.program()))
     if (d.severity == Diagnostic::Error) errors.push_back(d.to_string());
   EXPECT_EQ(errors, (std::vector<std::string>{
-                        "block 0, op 5 (conditional_block): attr 'sub_block': names block 5, "
+                        "block 0, op 5 'conditional_block', attr 'sub_block': names block 5, "
                         "which does not exist",
-                        "block 0, op 6 (recurrent): attr 'blocks': names the op's own block 0",
-                        "block 0, op 7 (recurrent): var 'nope': not declared in block 0"}));
+                        "block 0, op 6 'recurrent', attr 'blocks': names the op's own block 0",
+                        "block 0, op 7 'recurrent', var 'nope': not declared in block 0"}));
 }
 
 TEST(Verify, ReportsEveryProblemTogether) {
@@ -212,9 +209,9 @@ TEST(Verify, ReportsEveryProblemTogether) {
   for (const Diagnostic& d : diags) got.push_back(d.to_string());
   EXPECT_EQ(got, (std::vector<std::string>{
                      "block 1: parent_idx 9 names no block (program has 2)",
-                     "block 0, op 0 (mul): var 'missing_x': not declared in block 0",
-                     "block 0, op 0 (mul): attr 'y_num_col_dims': has type LONG, expected INT",
-                     "block 0, op 3 (sgd): attr 'op_role_var': has 3 names; it lists [param, "
+                     "block 0, op 0 'mul', var 'missing_x': not declared in block 0",
+                     "block 0, op 0 'mul', attr 'y_num_col_dims': has type LONG, expected INT",
+                     "block 0, op 3 'sgd', attr 'op_role_var': has 3 names; it lists [param, "
                      "grad] pairs, so the count must be even"}));
   EXPECT_TRUE(has_errors(diags));
 }
@@ -228,7 +225,7 @@ TEST(Verify, CustomRegistry) {
   pb.op("mul").in("X", "a");  // unknown to this registry: counted, not a diagnostic
   EXPECT_EQ(messages(pb.program(), registry),
             (std::vector<std::string>{
-                "block 0, op 0 (my_op): attr 'k': has type INT, expected LONG"}));
+                "block 0, op 0 'my_op', attr 'k': has type INT, expected LONG"}));
 }
 
 // Ops without a schema are counted by type (most first), not reported one by
@@ -255,7 +252,7 @@ TEST(Verify, OpsWithoutASchemaAreCountedByType) {
   EXPECT_EQ(r.blocks, 1);
   EXPECT_EQ(r.vars, 1);
   ASSERT_EQ(r.diagnostics.size(), 1u);
-  EXPECT_EQ(r.diagnostics[0].to_string(), "block 0, op 4 (alpha): var 'undeclared': not declared in block 0");
+  EXPECT_EQ(r.diagnostics[0].to_string(), "block 0, op 4 'alpha', var 'undeclared': not declared in block 0");
   EXPECT_NE(r.checked().find("1 block(s), 1 var(s), 6 op(s)"), std::string::npos) << r.checked();
   EXPECT_NE(r.checked().find("for 1 of the 6 op(s)"), std::string::npos) << r.checked();
 }

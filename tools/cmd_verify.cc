@@ -3,7 +3,6 @@
 // (by type and count); exits 1 when there is any error (warnings alone pass).
 #include <iostream>
 #include <map>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -20,14 +19,17 @@ namespace {
 std::vector<std::pair<const Diagnostic*, std::size_t>> group_warnings(
     const std::vector<Diagnostic>& diagnostics) {
   std::vector<std::pair<const Diagnostic*, std::size_t>> out;
-  std::map<std::tuple<std::string, int, std::string, std::string>, std::size_t> seen;
+  std::map<std::string, std::size_t> seen;
   for (const Diagnostic& d : diagnostics) {
-    if (d.severity == Diagnostic::Error || d.op_index < 0) {
+    if (d.severity == Diagnostic::Error || d.place.op < 0) {
       out.emplace_back(&d, 1);
       continue;
     }
-    auto [it, fresh] = seen.try_emplace({d.op_type, d.subject_kind, d.subject, d.message},
-                                        out.size());
+    // Alike: the same place but for the op's position, and the same message.
+    SourceLocation alike = d.place;
+    alike.block = -1;
+    alike.op = -1;
+    auto [it, fresh] = seen.try_emplace(alike.to_string() + ": " + d.message, out.size());
     if (fresh)
       out.emplace_back(&d, 1);
     else
@@ -52,7 +54,7 @@ const CommandRegistrar kVerify([](CLI::App& app) {
     for (const auto& [d, alike] : group_warnings(result.diagnostics)) {
       std::cerr << *input << ": " << (d->severity == Diagnostic::Error ? "error: " : "")
                 << d->to_string();
-      if (alike > 1) std::cerr << " (and " << alike - 1 << " more " << d->op_type << " op(s) alike)";
+      if (alike > 1) std::cerr << " (and " << alike - 1 << " more " << d->place.op_type << " op(s) alike)";
       std::cerr << "\n";
     }
     if (!result.ops_without_schema.empty()) {

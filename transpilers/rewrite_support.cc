@@ -16,12 +16,14 @@ std::string shape_to_string(const std::vector<int64_t>& shape) {
 
 }  // namespace
 
-std::string OpSite::describe() const {
-  return std::string(pass) + ": block " + std::to_string(block.idx) + ", op " +
-         std::to_string(index) + " (" + op.type + ")";
+SourceLocation OpSite::location() const {
+  return SourceLocation{.pass = std::string(pass),
+                        .block = block.idx,
+                        .op = static_cast<int64_t>(index),
+                        .op_type = op.type};
 }
 
-void OpSite::fail(const std::string& what) const { throw Error(describe() + ": " + what); }
+void OpSite::fail(std::string what) const { throw Error(location(), std::move(what)); }
 
 const Var& require_var(const OpSite& site, const std::string& name, std::string_view role) {
   if (const Var* v = site.block.find_var(name)) return *v;
@@ -33,7 +35,9 @@ std::optional<int64_t> op_role_at(const OpSite& site) {
   try {
     return get_op_role(site.op);
   } catch (const Error& e) {
-    site.fail(std::string("bad op_role: ") + e.what());
+    SourceLocation at = site.location();
+    at.attr_name = kOpRoleAttr;
+    throw Error(at, e.message());
   }
 }
 
@@ -55,8 +59,9 @@ bool is_loss_grad_at(const OpSite& site) {
 std::vector<ParamGrad> param_grad_pairs_at(const OpSite& site) {
   try {
     return param_grad_pairs(site.op);
-  } catch (const Error& e) {
-    site.fail(e.what());
+  } catch (Error& e) {
+    e.locate(site.location());
+    throw;
   }
 }
 

@@ -11,10 +11,11 @@
 
 #include "program_ir/block.h"
 #include "program_ir/op_role.h"
+#include "program_ir/source_location.h"
 
 namespace ctp {
 
-// An op of the block a pass rewrites: "<pass>: block 0, op 12 (mul_grad)".
+// An op of the block a pass rewrites: "<pass>: block 0, op 12 'mul_grad'".
 // `index` is the op's position when the rewrite step that reads it began, as
 // the reference's enumerate(block.ops) numbers it.
 struct OpSite {
@@ -22,8 +23,8 @@ struct OpSite {
   const Block& block;
   std::size_t index;
   const Op& op;
-  std::string describe() const;
-  [[noreturn]] void fail(const std::string& what) const;
+  SourceLocation location() const;
+  [[noreturn]] void fail(std::string what) const;
 };
 
 // Paddle's block.vars[name] / block.var(name) on the op's own block: throws

@@ -48,7 +48,7 @@ inline NcclCommunicator& join_ring0(int rank, int nranks, const std::string& end
   if (nonblocking_only) {
     const Tensor& ids = scope.get("comm_id_0");
     NcclRingSetup setup;
-    set_ring_ids(setup, std::string(static_cast<const char*>(ids.raw_data()), ids.bytes()), "");
+    set_ring_ids(setup, std::string(static_cast<const char*>(ids.raw_data()), ids.bytes()), {});
     setup.blocking_unique_id.clear();
     setup.rank = rank;
     setup.size = nranks;
@@ -57,7 +57,7 @@ inline NcclCommunicator& join_ring0(int rank, int nranks, const std::string& end
     setup.options = comms.options();
     comms.install(0, NcclCommunicator::connect(setup));
   }
-  return as_nccl(comms.get(0), "");
+  return as_nccl(comms.get(0));
 }
 
 }  // namespace ctp::bench

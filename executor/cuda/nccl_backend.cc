@@ -14,11 +14,10 @@ class NcclBackend final : public CommBackend {
   std::string make_unique_id(const RingIdRequest&) override { return make_nccl_ring_ids(); }
 
   std::unique_ptr<Communicator> connect(const RingSetup& ring) override {
-    const std::string where = "rank " + std::to_string(ring.rank) + " of " +
-                              std::to_string(ring.size) + ", ring " +
-                              std::to_string(ring.ring_id) + " (nccl): ";
+    const SourceLocation at{
+        .rank = ring.rank, .nranks = ring.size, .ring = ring.ring_id, .backend = "nccl"};
     NcclRingSetup setup;
-    set_ring_ids(setup, ring.unique_id, where);
+    set_ring_ids(setup, ring.unique_id, at);
     setup.rank = ring.rank;
     setup.size = ring.size;
     setup.ring_id = ring.ring_id;

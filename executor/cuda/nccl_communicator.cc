@@ -21,7 +21,7 @@ std::string nccl_message(ncclResult_t result, ncclComm_t comm) {
   return out;
 }
 
-ncclDataType_t nccl_type(DataType dtype, const std::string& where) {
+ncclDataType_t nccl_type(DataType dtype, const SourceLocation& at) {
   switch (dtype) {
     case DataType::FP32: return ncclFloat32;
     case DataType::FP64: return ncclFloat64;
@@ -33,7 +33,7 @@ ncclDataType_t nccl_type(DataType dtype, const std::string& where) {
     case DataType::INT8: return ncclInt8;
     case DataType::BOOL: return ncclUint8;
     default:
-      throw Error(where + "NCCL cannot carry dtype " + std::string(to_string(dtype)));
+      throw Error(at, "NCCL cannot carry dtype " + std::string(to_string(dtype)));
   }
 }
 
@@ -47,10 +47,10 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   return ncclSum;
 }
 
-ncclUniqueId unique_id_from(const std::string& bytes, const std::string& where) {
+ncclUniqueId unique_id_from(const std::string& bytes, const SourceLocation& at) {
   ncclUniqueId id;
   if (bytes.size() != sizeof(id.internal))
-    throw Error(where + "the unique id has " + std::to_string(bytes.size()) +
+    throw Error(at, "the unique id has " + std::to_string(bytes.size()) +
                 " bytes, an NCCL id has " + std::to_string(sizeof(id.internal)) +
                 " (was it made by a CPU run's c_gen_nccl_id?)");
   std::memcpy(id.internal, bytes.data(), bytes.size());
@@ -92,8 +92,8 @@ std::string seconds(std::chrono::milliseconds ms) {
 // non-blocking `probe` has shown that every rank is up (so this blocking
 // init does not wait on a missing peer); the probe is then released.
 ncclComm_t blocking_successor(ncclComm_t probe, const NcclRingSetup& setup,
-                              const std::string& where) {
-  ncclUniqueId id = unique_id_from(setup.blocking_unique_id, where);
+                              const SourceLocation& at) {
+  ncclUniqueId id = unique_id_from(setup.blocking_unique_id, at);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 1;
   ncclComm_t comm = nullptr;
@@ -102,7 +102,7 @@ ncclComm_t blocking_successor(ncclComm_t probe, const NcclRingSetup& setup,
     std::string message = nccl_message(r, comm);
     if (comm) ncclCommAbort(comm);
     ncclCommAbort(probe);
-    throw Error(where + "blocking ncclCommInitRankConfig failed: " + message);
+    throw Error(at, "blocking ncclCommInitRankConfig failed: " + message);
   }
   ncclCommDestroy(probe);
   return comm;
@@ -120,7 +120,7 @@ std::string make_nccl_unique_id() {
 
 std::string make_nccl_ring_ids() { return make_nccl_unique_id() + make_nccl_unique_id(); }
 
-void set_ring_ids(NcclRingSetup& setup, const std::string& bytes, const std::string& where) {
+void set_ring_ids(NcclRingSetup& setup, const std::string& bytes, const SourceLocation& at) {
   constexpr std::size_t one = sizeof(ncclUniqueId::internal);
   if (bytes.size() == 2 * one) {
     setup.unique_id = bytes.substr(0, one);
@@ -129,7 +129,7 @@ void set_ring_ids(NcclRingSetup& setup, const std::string& bytes, const std::str
     setup.unique_id = bytes;
     setup.blocking_unique_id.clear();
   } else {
-    throw Error(where + "the unique id has " + std::to_string(bytes.size()) +
+    throw Error(at, "the unique id has " + std::to_string(bytes.size()) +
                 " bytes; c_gen_nccl_id makes " + std::to_string(2 * one) + " (two NCCL ids of " +
                 std::to_string(one) + ") (was it made by a CPU run's c_gen_nccl_id?)");
   }
@@ -141,12 +141,12 @@ NcclCommunicator::NcclCommunicator(ncclComm* comm, int rank, int size, int ring_
       device_index_(device->index()), options_(options), blocking_(blocking) {}
 
 std::unique_ptr<NcclCommunicator> NcclCommunicator::connect(const NcclRingSetup& setup) {
-  std::string where = "rank " + std::to_string(setup.rank) + " of " + std::to_string(setup.size) +
-                      ", ring " + std::to_string(setup.ring_id) + " (nccl): init: ";
-  if (!setup.device) throw Error(where + "no DeviceContext (a GPU run needs one per device)");
+  const SourceLocation at{.rank = setup.rank, .nranks = setup.size, .ring = setup.ring_id,
+                          .backend = "nccl", .collective = "init"};
+  if (!setup.device) throw Error(at, "no DeviceContext (a GPU run needs one per device)");
   if (setup.size < 1 || setup.rank < 0 || setup.rank >= setup.size)
-    throw Error(where + "the rank must be in [0, nranks)");
-  ncclUniqueId id = unique_id_from(setup.unique_id, where);
+    throw Error(at, "the rank must be in [0, nranks)");
+  ncclUniqueId id = unique_id_from(setup.unique_id, at);
   cuda::DeviceGuard guard(setup.device->index());
   ncclConfig_t config = nonblocking_config();
   ncclComm_t comm = nullptr;
@@ -154,7 +154,7 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::connect(const NcclRingSetup&
   if (r != ncclSuccess && r != ncclInProgress) {
     std::string message = nccl_message(r, comm);
     if (comm) ncclCommAbort(comm);
-    throw Error(where + "ncclCommInitRankConfig on " + setup.device->device().to_string() +
+    throw Error(at, "ncclCommInitRankConfig on " + setup.device->device().to_string() +
                 " failed: " + message);
   }
   ncclResult_t state = poll_until_done(comm, nullptr, Clock::now() + setup.options.timeout);
@@ -164,10 +164,10 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::connect(const NcclRingSetup&
                                     seconds(setup.options.timeout) + " (communicator aborted)"
                               : nccl_message(state, comm);
     ncclCommAbort(comm);
-    throw Error(where + message);
+    throw Error(at, message);
   }
   const bool blocking = !setup.blocking_unique_id.empty();
-  if (blocking) comm = blocking_successor(comm, setup, where);
+  if (blocking) comm = blocking_successor(comm, setup, at);
   return std::unique_ptr<NcclCommunicator>(new NcclCommunicator(
       comm, setup.rank, setup.size, setup.ring_id, setup.device, setup.options, blocking));
 }
@@ -175,9 +175,9 @@ std::unique_ptr<NcclCommunicator> NcclCommunicator::connect(const NcclRingSetup&
 std::vector<std::unique_ptr<NcclCommunicator>> NcclCommunicator::connect_all(
     const std::vector<DeviceContext*>& devices, int ring_id, const CommOptions& options) {
   const int n = static_cast<int>(devices.size());
-  std::string where = "ring " + std::to_string(ring_id) + " (nccl) over " + std::to_string(n) +
-                      " GPUs of this process: init: ";
-  ncclUniqueId id = unique_id_from(make_nccl_unique_id(), where);
+  // The ring of this process's GPUs, one rank each.
+  const SourceLocation at{.nranks = n, .ring = ring_id, .backend = "nccl", .collective = "init"};
+  ncclUniqueId id = unique_id_from(make_nccl_unique_id(), at);
   std::vector<ncclComm_t> comms(devices.size(), nullptr);
   ncclConfig_t config = nonblocking_config();
   ncclResult_t r = ncclGroupStart();
@@ -194,7 +194,7 @@ std::vector<std::unique_ptr<NcclCommunicator>> NcclCommunicator::connect_all(
   };
   if (r != ncclSuccess && r != ncclInProgress) {
     abort_all();
-    throw Error(where + "ncclCommInitRankConfig failed: " + ncclGetErrorString(r));
+    throw Error(at, "ncclCommInitRankConfig failed: " + std::string(ncclGetErrorString(r)));
   }
   const auto deadline = Clock::now() + options.timeout;
   for (int i = 0; i < n; ++i) {
@@ -203,14 +203,14 @@ std::vector<std::unique_ptr<NcclCommunicator>> NcclCommunicator::connect_all(
       std::string message = state == ncclInProgress ? "timed out after " + seconds(options.timeout)
                                                     : nccl_message(state, comms[i]);
       abort_all();
-      throw Error(where + "rank " + std::to_string(i) + " on " +
+      throw Error(at, "rank " + std::to_string(i) + " on " +
                   devices[i]->device().to_string() + ": " + message);
     }
   }
   // As connect's second stage: the probes above show every GPU can join, so
   // grouped blocking inits from a second id cannot wait on a missing rank;
   // those carry the collectives (inline launches), the probes are released.
-  ncclUniqueId second = unique_id_from(make_nccl_unique_id(), where);
+  ncclUniqueId second = unique_id_from(make_nccl_unique_id(), at);
   std::vector<ncclComm_t> carriers(devices.size(), nullptr);
   ncclConfig_t blocking = NCCL_CONFIG_INITIALIZER;
   blocking.blocking = 1;
@@ -225,7 +225,7 @@ std::vector<std::unique_ptr<NcclCommunicator>> NcclCommunicator::connect_all(
     for (ncclComm_t c : carriers)
       if (c) ncclCommAbort(c);
     abort_all();
-    throw Error(where + "blocking ncclCommInitRankConfig failed: " + ncclGetErrorString(r));
+    throw Error(at, "blocking ncclCommInitRankConfig failed: " + std::string(ncclGetErrorString(r)));
   }
   for (int i = 0; i < n; ++i) {
     cuda::DeviceGuard guard(devices[i]->index());
@@ -259,14 +259,14 @@ NcclCommunicator::~NcclCommunicator() {
 
 void NcclCommunicator::ensure_usable(std::string_view what) const {
   if (aborted_.load())
-    throw CommAbortedError(where(what) + "the communicator was aborted: " + abort_reason_);
+    throw CommAbortedError(place(what), "the communicator was aborted: " + abort_reason_);
 }
 
 void NcclCommunicator::check_tensor(const Tensor& t, std::string_view what) const {
-  if (!t.initialized()) throw Error(where(what) + "the tensor is not initialized");
+  if (!t.initialized()) throw Error(place(what), "the tensor is not initialized");
   const Device d = t.device();
   if (d.kind != DeviceKind::CUDA || d.index != device_index_)
-    throw Error(where(what, &t) + "the tensor is on " + d.to_string() + ", but this ring runs on " +
+    throw Error(place(what, &t), "the tensor is on " + d.to_string() + ", but this ring runs on " +
                 device_->device().to_string());
 }
 
@@ -280,7 +280,7 @@ void NcclCommunicator::finish_call(int result_code, std::string_view what) {
                                   " (a peer may be dead or stuck)"
                             : nccl_message(result, comm_);
   abort(std::string(what) + ": " + message);
-  throw Error(where(what) + message + "; communicator aborted");
+  throw Error(place(what), message + "; communicator aborted");
 }
 
 void NcclCommunicator::all_reduce(const Tensor& in, Tensor& out, ReduceOp op, CudaStream stream) {
@@ -288,13 +288,13 @@ void NcclCommunicator::all_reduce(const Tensor& in, Tensor& out, ReduceOp op, Cu
   check_tensor(in, "all_reduce");
   check_tensor(out, "all_reduce");
   if (in.bytes() != out.bytes() || in.dtype() != out.dtype())
-    throw Error(where("all_reduce", &in) + "output has a different dtype or size");
+    throw Error(place("all_reduce", &in), "output has a different dtype or size");
   cuda::DeviceGuard guard(device_index_);
   ncclResult_t r;
   {
     std::lock_guard<std::mutex> lock(call_mu_);
     r = ncclAllReduce(in.raw_data(), out.raw_data(), static_cast<std::size_t>(in.numel()),
-                      nccl_type(in.dtype(), where("all_reduce")), nccl_op(op), comm_, stream);
+                      nccl_type(in.dtype(), place("all_reduce")), nccl_op(op), comm_, stream);
   }
   finish_call(r, "all_reduce");
 }
@@ -310,7 +310,7 @@ void NcclCommunicator::all_reduce_many(const std::vector<Tensor*>& tensors, Redu
   for (Tensor* t : tensors) {
     check_tensor(*t, "all_reduce_many");
     if (t->dtype() != dtype)
-      throw Error(where("all_reduce_many") + "tensors of different dtypes (" +
+      throw Error(place("all_reduce_many"), "tensors of different dtypes (" +
                   std::string(to_string(dtype)) + " and " + std::string(to_string(t->dtype())) +
                   ") cannot be fused");
     contiguous = contiguous && static_cast<const char*>(t->raw_data()) == expected;
@@ -323,7 +323,7 @@ void NcclCommunicator::all_reduce_many(const std::vector<Tensor*>& tensors, Redu
     return;
   }
   cuda::DeviceGuard guard(device_index_);
-  const ncclDataType_t type = nccl_type(dtype, where("all_reduce_many"));
+  const ncclDataType_t type = nccl_type(dtype, place("all_reduce_many"));
   ncclResult_t r;
   {
     std::lock_guard<std::mutex> lock(call_mu_);
@@ -344,15 +344,15 @@ void NcclCommunicator::broadcast(const Tensor& in, Tensor& out, int root, CudaSt
   check_tensor(in, "broadcast");
   check_tensor(out, "broadcast");
   if (root < 0 || root >= size_)
-    throw Error(where("broadcast", &in) + "root " + std::to_string(root) + " is not a rank");
+    throw Error(place("broadcast", &in), "root " + std::to_string(root) + " is not a rank");
   if (in.bytes() != out.bytes())
-    throw Error(where("broadcast", &in) + "output has a different size");
+    throw Error(place("broadcast", &in), "output has a different size");
   cuda::DeviceGuard guard(device_index_);
   ncclResult_t r;
   {
     std::lock_guard<std::mutex> lock(call_mu_);
     r = ncclBroadcast(in.raw_data(), out.raw_data(), static_cast<std::size_t>(in.numel()),
-                      nccl_type(in.dtype(), where("broadcast")), root, comm_, stream);
+                      nccl_type(in.dtype(), place("broadcast")), root, comm_, stream);
   }
   finish_call(r, "broadcast");
 }
@@ -361,15 +361,13 @@ void NcclCommunicator::all_gather(const Tensor& in, Tensor& out, CudaStream stre
   ensure_usable("all_gather");
   check_tensor(in, "all_gather");
   check_tensor(out, "all_gather");
-  if (out.bytes() != in.bytes() * static_cast<std::size_t>(size_) || out.dtype() != in.dtype())
-    throw Error(where("all_gather", &in) + "output must hold " + std::to_string(size_) +
-                " times the input's elements of the same dtype");
+  check_all_gather_output(in, out);
   cuda::DeviceGuard guard(device_index_);
   ncclResult_t r;
   {
     std::lock_guard<std::mutex> lock(call_mu_);
     r = ncclAllGather(in.raw_data(), out.raw_data(), static_cast<std::size_t>(in.numel()),
-                      nccl_type(in.dtype(), where("all_gather")), comm_, stream);
+                      nccl_type(in.dtype(), place("all_gather")), comm_, stream);
   }
   finish_call(r, "all_gather");
 }
@@ -473,7 +471,7 @@ void NcclCommunicator::check_async_error(std::string_view what) {
   if (state == ncclSuccess || state == ncclInProgress) return;
   std::string message = nccl_message(state, comm_);
   abort(std::string(what) + ": " + message);
-  throw Error(where(what) + "asynchronous NCCL error: " + message + "; communicator aborted");
+  throw Error(place(what), "asynchronous NCCL error: " + message + "; communicator aborted");
 }
 
 void NcclCommunicator::wait(CudaStream stream, std::string_view what) {
@@ -488,7 +486,7 @@ void NcclCommunicator::wait(CudaStream stream, std::string_view what) {
       std::string message = "timed out after " + seconds(options_.timeout) +
                             " waiting for the GPU (a peer may be dead or stuck)";
       abort(std::string(what) + ": " + message);
-      throw Error(where(what) + message + "; communicator aborted");
+      throw Error(place(what), message + "; communicator aborted");
     }
     if (spins < 2000)
       std::this_thread::yield();
@@ -516,12 +514,12 @@ void NcclCommunicator::queue_all_gather(const Tensor& in, Tensor& out, DeviceStr
   all_gather(in, out, static_cast<CudaStream>(stream.handle));
 }
 
-NcclCommunicator& as_nccl(Communicator& comm, std::string_view where) {
+NcclCommunicator& as_nccl(Communicator& comm) {
   auto* nccl = dynamic_cast<NcclCommunicator*>(&comm);
   if (!nccl)
-    throw Error(std::string(where) + "ring " + std::to_string(comm.ring_id()) + " is a " +
-                comm.backend() + " ring, not an NCCL one: GPU kernels need rings made by the "
-                "GPU kernels of c_comm_init / c_comm_init_all");
+    throw Error(comm.place("as_nccl"), "a " + comm.backend() +
+                                           " ring, not an NCCL one: GPU kernels need rings made "
+                                           "by the GPU kernels of c_comm_init / c_comm_init_all");
   return *nccl;
 }
 

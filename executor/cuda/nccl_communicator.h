@@ -50,7 +50,7 @@ std::string make_nccl_ring_ids();
 // Sets setup.unique_id and setup.blocking_unique_id from such bytes; a single
 // id (the size of one ncclUniqueId) sets unique_id only. Throws ctp::Error,
 // prefixed `where`, for any other size.
-void set_ring_ids(NcclRingSetup& setup, const std::string& bytes, const std::string& where);
+void set_ring_ids(NcclRingSetup& setup, const std::string& bytes, const SourceLocation& at);
 
 class NcclCommunicator final : public Communicator {
  public:
@@ -161,7 +161,7 @@ class NcclGroup {
 
 // The NCCL communicator of the op's ring, or a ctp::Error when that ring is
 // not an NCCL ring (for instance a CPU ring in a GPU run).
-NcclCommunicator& as_nccl(Communicator& comm, std::string_view where);
+NcclCommunicator& as_nccl(Communicator& comm);
 
 // Blocks until every stream of `device` is idle, polling every NCCL ring of
 // `comms` (may be null) for asynchronous errors, within comms' timeout.

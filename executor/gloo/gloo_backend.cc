@@ -23,9 +23,10 @@ class GlooBackend final : public CommBackend {
     GlooRingSetup setup;
     try {
       setup.store = StoreAddress::from_bytes(ring.unique_id);
-    } catch (const Error& e) {
-      throw Error("rank " + std::to_string(ring.rank) + " of " + std::to_string(ring.size) +
-                  ", ring " + std::to_string(ring.ring_id) + " (gloo): " + e.what());
+    } catch (Error& e) {
+      e.locate(SourceLocation{
+          .rank = ring.rank, .nranks = ring.size, .ring = ring.ring_id, .backend = "gloo"});
+      throw;
     }
     setup.rank = ring.rank;
     setup.size = ring.size;

@@ -89,13 +89,13 @@ class GlooCommunicator final : public Communicator {
   std::string backend() const override { return "gloo"; }
 
   void all_reduce(Tensor& tensor, ReduceOp op) override {
-    std::string where = this->where("all_reduce(" + std::string(to_string(op)) + ")", &tensor);
+    const SourceLocation at = place("all_reduce(" + std::string(to_string(op)) + ")", &tensor);
     DataType dtype = tensor.dtype();
     if (!is_reducible(dtype))
-      throw Error(where + "all-reduce of " + std::string(ctp::to_string(dtype)) +
+      throw Error(at, "all-reduce of " + std::string(ctp::to_string(dtype)) +
                   " is not supported");
     if (tensor.numel() == 0 || size() == 1) return;
-    run(where, [&] {
+    run(at, [&] {
       gloo::AllreduceOptions opts(context_);
       set_typed_output(opts, tensor.raw_data(), tensor.numel(), element_size(dtype));
       opts.setReduceFunction([dtype, op](void* out, const void* a, const void* b, size_t n) {
@@ -107,11 +107,11 @@ class GlooCommunicator final : public Communicator {
   }
 
   void broadcast(Tensor& tensor, int root) override {
-    std::string where = this->where("broadcast(root " + std::to_string(root) + ")", &tensor);
+    const SourceLocation at = place("broadcast(root " + std::to_string(root) + ")", &tensor);
     if (root < 0 || root >= size())
-      throw Error(where + "root " + std::to_string(root) + " is not a rank of this ring");
+      throw Error(at, "root " + std::to_string(root) + " is not a rank of this ring");
     if (tensor.bytes() == 0 || size() == 1) return;
-    run(where, [&] {
+    run(at, [&] {
       gloo::BroadcastOptions opts(context_);
       opts.setOutput(static_cast<uint8_t*>(tensor.raw_data()), tensor.bytes());
       opts.setRoot(root);
@@ -121,17 +121,14 @@ class GlooCommunicator final : public Communicator {
   }
 
   void all_gather(const Tensor& in, Tensor& out) override {
-    std::string where = this->where("all_gather", &in);
-    if (out.dtype() != in.dtype() || out.numel() != in.numel() * size())
-      throw Error(where + "the output must hold " + std::to_string(size()) + " x " +
-                  std::to_string(in.numel()) + " elements of " +
-                  std::string(ctp::to_string(in.dtype())));
+    check_all_gather_output(in, out);
+    const SourceLocation at = place("all_gather", &in);
     if (in.bytes() == 0) return;
     if (size() == 1) {
       std::memcpy(out.raw_data(), in.raw_data(), in.bytes());
       return;
     }
-    run(where, [&] {
+    run(at, [&] {
       gloo::AllgatherOptions opts(context_);
       opts.setInput(static_cast<uint8_t*>(const_cast<void*>(in.raw_data())), in.bytes());
       opts.setOutput(static_cast<uint8_t*>(out.raw_data()), out.bytes());
@@ -142,7 +139,7 @@ class GlooCommunicator final : public Communicator {
 
   void barrier() override {
     if (size() == 1) return;
-    run(where("barrier"), [&] {
+    run(place("barrier"), [&] {
       gloo::BarrierOptions opts(context_);
       opts.setTimeout(setup_.options.timeout);
       gloo::barrier(opts);
@@ -170,11 +167,11 @@ class GlooCommunicator final : public Communicator {
   }
 
   template <typename Fn>
-  void run(const std::string& where, Fn&& fn) {
+  void run(const SourceLocation& at, Fn&& fn) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (!broken_.empty())
-        throw CommAbortedError(where + "the communicator is unusable after an earlier failure: " +
+        throw CommAbortedError(at, "the communicator is unusable after an earlier failure: " +
                                broken_);
     }
     auto started = net::Clock::now();
@@ -183,10 +180,10 @@ class GlooCommunicator final : public Communicator {
       fn();
     } catch (const std::exception& e) {
       bool timed_out = net::Clock::now() - started >= setup_.options.timeout;
-      std::string message = where + explain_failure(timed_out) + " [gloo: " + e.what() + "]";
+      std::string message = explain_failure(timed_out) + " [gloo: " + e.what() + "]";
       std::lock_guard<std::mutex> lock(mu_);
-      if (broken_.empty()) broken_ = message;
-      throw Error(message);
+      if (broken_.empty()) broken_ = at.to_string() + ": " + message;
+      throw Error(at, message);
     }
   }
 
@@ -251,17 +248,17 @@ class GlooCommunicator final : public Communicator {
 }  // namespace
 
 std::unique_ptr<Communicator> connect_gloo_ring(const GlooRingSetup& setup) {
-  std::string where = "rank " + std::to_string(setup.rank) + " of " + std::to_string(setup.size) +
-                      ", ring " + std::to_string(setup.ring_id) + " (gloo): connecting: ";
+  const SourceLocation at{.rank = setup.rank, .nranks = setup.size, .ring = setup.ring_id,
+                          .backend = "gloo", .collective = "connecting"};
   if (setup.size < 1 || setup.rank < 0 || setup.rank >= setup.size)
-    throw Error(where + "rank must be in [0, nranks)");
+    throw Error(at, "rank must be in [0, nranks)");
   std::string label = setup.label.empty() ? default_label() : setup.label;
   std::shared_ptr<StoreClient> client;
   try {
     client = std::make_shared<StoreClient>(setup.store, setup.rank, label, setup.options.timeout);
     client->watch_losses();
   } catch (const std::exception& e) {
-    throw Error(where + e.what());
+    throw Error(at, e.what());
   }
   std::string bind_host = setup.bind_host;
   if (bind_host.empty())
@@ -278,7 +275,7 @@ std::unique_ptr<Communicator> connect_gloo_ring(const GlooRingSetup& setup) {
     context->connectFullMesh(store, device);
     return std::make_unique<GlooCommunicator>(setup, client, device, context);
   } catch (const std::exception& e) {
-    throw Error(where + "through the store at " + setup.store.endpoint.to_string() + ": " +
+    throw Error(at, "through the store at " + setup.store.endpoint.to_string() + ": " +
                 e.what());
   }
 }

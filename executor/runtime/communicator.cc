@@ -16,14 +16,21 @@ std::string_view to_string(ReduceOp op) {
   return "?";
 }
 
-std::string Communicator::where(std::string_view op, const Tensor* tensor) const {
-  std::string out = "rank " + std::to_string(rank()) + " of " + std::to_string(size()) +
-                    ", ring " + std::to_string(ring_id()) + " (" + backend() + "): " +
-                    std::string(op);
+SourceLocation Communicator::place(std::string_view op, const Tensor* tensor) const {
+  SourceLocation at{.rank = rank(), .nranks = size(), .ring = ring_id(), .backend = backend()};
+  at.collective = std::string(op);
   if (tensor && tensor->initialized())
-    out += " " + std::string(ctp::to_string(tensor->dtype())) + "[" +
-           std::to_string(tensor->numel()) + "]";
-  return out + ": ";
+    at.collective += " " + std::string(ctp::to_string(tensor->dtype())) + "[" +
+                     std::to_string(tensor->numel()) + "]";
+  return at;
+}
+
+void Communicator::check_all_gather_output(const Tensor& in, const Tensor& out) const {
+  if (out.dtype() != in.dtype() || out.numel() != in.numel() * size())
+    throw Error(place("all_gather", &in),
+                "the output must hold " + std::to_string(size()) + " x " +
+                    std::to_string(in.numel()) + " elements of " +
+                    std::string(ctp::to_string(in.dtype())));
 }
 
 void Communicator::all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp op) {
@@ -34,7 +41,7 @@ void Communicator::all_reduce_many(const std::vector<Tensor*>& tensors, ReduceOp
   const char* expected = static_cast<const char*>(tensors[0]->raw_data());
   for (Tensor* t : tensors) {
     if (t->dtype() != dtype)
-      throw Error(where("all_reduce_many") + "tensors of different dtypes (" +
+      throw Error(place("all_reduce_many"), "tensors of different dtypes (" +
                   std::string(ctp::to_string(dtype)) + " and " +
                   std::string(ctp::to_string(t->dtype())) + ") cannot be fused");
     contiguous = contiguous && t->shares_buffer_with(*tensors[0]) &&
@@ -101,7 +108,7 @@ void CommunicatorManager::abort_all(const std::string& reason) {
 }
 
 Error Communicator::no_device_streams(std::string_view op) const {
-  return Error(where(op) + "a " + backend() +
+  return Error(place(op), "a " + backend() +
                " ring has no device streams: GPU kernels need rings made by the GPU kernels of "
                "c_comm_init / c_comm_init_all");
 }

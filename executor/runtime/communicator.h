@@ -78,8 +78,12 @@ class Communicator {
   virtual void queue_broadcast(const Tensor& in, Tensor& out, int root, DeviceStream stream);
   virtual void queue_all_gather(const Tensor& in, Tensor& out, DeviceStream stream);
 
-  // "rank 1 of 4, ring 0 (gloo): all_reduce FP32[1024]: " for error messages.
-  std::string where(std::string_view op, const Tensor* tensor = nullptr) const;
+  // The place of a collective call, which its errors carry: "rank 1 of 4,
+  // ring 0 (gloo): all_reduce(sum) FP32[1024]".
+  SourceLocation place(std::string_view op, const Tensor* tensor = nullptr) const;
+  // all_gather's one rule on its output, for every backend: `out` holds
+  // size() x `in`'s elements of `in`'s dtype.
+  void check_all_gather_output(const Tensor& in, const Tensor& out) const;
 
  private:
   Error no_device_streams(std::string_view op) const;

@@ -7,11 +7,11 @@ namespace ctp {
 Tensor& KernelContext::input(std::string_view slot, std::size_t i) {
   const auto& names = input_names(slot);
   if (i >= names.size())
-    throw Error(where() + "input slot '" + std::string(slot) + "' has no argument " +
+    throw error("input slot '" + std::string(slot) + "' has no argument " +
                 std::to_string(i));
   Tensor* t = scope_.find(names[i]);
   if (!t || !t->initialized())
-    throw Error(where() + "input " + std::string(slot) + "='" + names[i] +
+    throw error("input " + std::string(slot) + "='" + names[i] +
                 "' is used before it is initialized");
   return *t;
 }
@@ -19,7 +19,7 @@ Tensor& KernelContext::input(std::string_view slot, std::size_t i) {
 Tensor& KernelContext::output(std::string_view slot, std::size_t i) {
   const auto& names = output_names(slot);
   if (i >= names.size())
-    throw Error(where() + "output slot '" + std::string(slot) + "' has no argument " +
+    throw error("output slot '" + std::string(slot) + "' has no argument " +
                 std::to_string(i));
   return scope_.var(names[i]);
 }

@@ -36,9 +36,9 @@ class ThreadGroup::Meeting {
 
   std::vector<Post>& posts() { return posts_; }
 
-  void meet(int rank, net::Deadline deadline, const std::string& where) {
+  void meet(int rank, net::Deadline deadline, const SourceLocation& at) {
     std::unique_lock<std::mutex> lock(group_.mu_);
-    if (group_.aborted_) throw CommAbortedError(where + "aborted: " + group_.abort_reason_);
+    if (group_.aborted_) throw CommAbortedError(at, "aborted: " + group_.abort_reason_);
     uint64_t gen = generation_;
     arrived_[rank] = true;
     if (++count_ == group_.size_) {
@@ -49,18 +49,18 @@ class ThreadGroup::Meeting {
       return;
     }
     while (generation_ == gen) {
-      if (group_.aborted_) throw CommAbortedError(where + "aborted: " + group_.abort_reason_);
+      if (group_.aborted_) throw CommAbortedError(at, "aborted: " + group_.abort_reason_);
       if (cv_.wait_until(lock, deadline) == std::cv_status::timeout && generation_ == gen) {
         std::string missing;
         for (int r = 0; r < group_.size_; ++r)
           if (!arrived_[r]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
-        std::string message = where + "timed out after " +
+        std::string message = "timed out after " +
                               net::duration_text(group_.options_.timeout) +
                               " waiting for thread rank(s) " + missing +
                               " (stalled, failed, or running a different collective schedule)";
         abort_locked("thread rank " + std::to_string(rank) + " on ring " +
                      std::to_string(channel_) + " timed out waiting for rank(s) " + missing);
-        throw Error(message);
+        throw Error(at, message);
       }
     }
   }
@@ -101,16 +101,16 @@ class ThreadCommunicator final : public Communicator {
   std::string backend() const override { return "threads"; }
 
   void all_reduce(Tensor& tensor, ReduceOp op) override {
-    std::string where = this->where("all_reduce(" + std::string(to_string(op)) + ")", &tensor);
+    const SourceLocation at = place("all_reduce(" + std::string(to_string(op)) + ")", &tensor);
     if (!is_reducible(tensor.dtype()))
-      throw Error(where + "all-reduce of " + std::string(ctp::to_string(tensor.dtype())) +
+      throw Error(at, "all-reduce of " + std::string(ctp::to_string(tensor.dtype())) +
                   " is not supported");
     std::string_view kind = op_name(op);
     auto deadline = net::deadline_after(group_->options().timeout);
     auto& posts = meeting_.posts();
     posts[rank_] = Post{kind, tensor.dtype(), tensor.numel(), -1, tensor.raw_data(), nullptr, nullptr};
-    meeting_.meet(rank_, deadline, where);
-    check_agreement(where);
+    meeting_.meet(rank_, deadline, at);
+    check_agreement(at);
     // Each thread reduces its slice over all threads in rank order (so every
     // thread ends with bit-identical values), then writes it to all of them.
     std::size_t n = static_cast<std::size_t>(tensor.numel());
@@ -123,48 +123,45 @@ class ThreadCommunicator final : public Communicator {
         reduce_elements(tensor.dtype(), op, slice.data(), slice.data(),
                         static_cast<char*>(posts[k].data) + lo * esize, hi - lo);
     }
-    meeting_.meet(rank_, deadline, where);  // nobody reads the inputs any more
+    meeting_.meet(rank_, deadline, at);  // nobody reads the inputs any more
     for (int k = 0; k < size(); ++k)
       if (hi > lo) std::memcpy(static_cast<char*>(posts[k].data) + lo * esize, slice.data(), slice.size());
-    meeting_.meet(rank_, deadline, where);  // every slice is written everywhere
+    meeting_.meet(rank_, deadline, at);  // every slice is written everywhere
   }
 
   void broadcast(Tensor& tensor, int root) override {
-    std::string where = this->where("broadcast(root " + std::to_string(root) + ")", &tensor);
+    const SourceLocation at = place("broadcast(root " + std::to_string(root) + ")", &tensor);
     if (root < 0 || root >= size())
-      throw Error(where + "root " + std::to_string(root) + " is not a rank of this ring");
+      throw Error(at, "root " + std::to_string(root) + " is not a rank of this ring");
     auto deadline = net::deadline_after(group_->options().timeout);
     auto& posts = meeting_.posts();
     posts[rank_] = Post{"broadcast", tensor.dtype(), tensor.numel(), root, tensor.raw_data(), nullptr, nullptr};
-    meeting_.meet(rank_, deadline, where);
-    check_agreement(where);
+    meeting_.meet(rank_, deadline, at);
+    check_agreement(at);
     if (rank_ != root) std::memcpy(tensor.raw_data(), posts[root].data, tensor.bytes());
-    meeting_.meet(rank_, deadline, where);
+    meeting_.meet(rank_, deadline, at);
   }
 
   void all_gather(const Tensor& in, Tensor& out) override {
-    std::string where = this->where("all_gather", &in);
-    if (out.dtype() != in.dtype() || out.numel() != in.numel() * size())
-      throw Error(where + "the output must hold " + std::to_string(size()) + " x " +
-                  std::to_string(in.numel()) + " elements of " +
-                  std::string(ctp::to_string(in.dtype())));
+    check_all_gather_output(in, out);
+    const SourceLocation at = place("all_gather", &in);
     auto deadline = net::deadline_after(group_->options().timeout);
     auto& posts = meeting_.posts();
     posts[rank_] = Post{"all_gather", in.dtype(), in.numel(), -1, out.raw_data(), in.raw_data(), nullptr};
-    meeting_.meet(rank_, deadline, where);
-    check_agreement(where);
+    meeting_.meet(rank_, deadline, at);
+    check_agreement(at);
     for (int k = 0; k < size(); ++k)
       std::memcpy(static_cast<char*>(out.raw_data()) + k * in.bytes(), posts[k].in, in.bytes());
-    meeting_.meet(rank_, deadline, where);
+    meeting_.meet(rank_, deadline, at);
   }
 
   void barrier() override {
-    std::string where = this->where("barrier");
+    const SourceLocation at = place("barrier");
     auto deadline = net::deadline_after(group_->options().timeout);
     meeting_.posts()[rank_] = Post{"barrier", DataType::FP32, 0, -1, nullptr, nullptr, nullptr};
-    meeting_.meet(rank_, deadline, where);
-    check_agreement(where);
-    meeting_.meet(rank_, deadline, where);
+    meeting_.meet(rank_, deadline, at);
+    check_agreement(at);
+    meeting_.meet(rank_, deadline, at);
   }
 
   void abort(const std::string& reason) override { group_->abort(reason); }
@@ -188,11 +185,11 @@ class ThreadCommunicator final : public Communicator {
   }
 
   // All threads see the same posts, so all of them throw together.
-  void check_agreement(const std::string& where) {
+  void check_agreement(const SourceLocation& at) {
     const auto& posts = meeting_.posts();
     for (int k = 1; k < size(); ++k)
       if (!(posts[k] == posts[0]))
-        throw Error(where + "the threads of the ring disagree: thread rank 0 called " +
+        throw Error(at, "the threads of the ring disagree: thread rank 0 called " +
                     describe(posts[0]) + " but thread rank " + std::to_string(k) + " called " +
                     describe(posts[k]));
   }
@@ -228,15 +225,15 @@ std::unique_ptr<Communicator> ThreadGroup::make_communicator(int local_rank, int
 
 std::string ThreadGroup::share_from_leader(int local_rank, const std::string& bytes,
                                            std::string_view what) {
-  std::string where = "thread rank " + std::to_string(local_rank) + " of " +
-                      std::to_string(size_) + ": " + std::string(what) + ": ";
+  const SourceLocation at{.rank = local_rank, .nranks = size_, .backend = "threads",
+                          .collective = std::string(what)};
   if (size_ == 1) return bytes;
   Meeting& m = meeting(kControlChannel);
   auto deadline = net::deadline_after(options_.timeout);
   m.posts()[local_rank] = Post{"share", DataType::UINT8, 0, 0, nullptr, nullptr, &bytes};
-  m.meet(local_rank, deadline, where);
+  m.meet(local_rank, deadline, at);
   std::string out = *m.posts()[0].bytes;
-  m.meet(local_rank, deadline, where);
+  m.meet(local_rank, deadline, at);
   return out;
 }
 

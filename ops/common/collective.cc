@@ -7,7 +7,7 @@ namespace ctp::collective {
 CommunicatorManager& comms(KernelContext& ctx) {
   CommunicatorManager* m = ctx.services().comms;
   if (!m)
-    throw Error(ctx.where() + "this run has no communicators (RunServices::comms is null): "
+    throw ctx.error("this run has no communicators (RunServices::comms is null): "
                 "run collective programs with a CommunicatorManager");
   return *m;
 }
@@ -16,8 +16,9 @@ Communicator& ring(KernelContext& ctx) {
   const int64_t ring_id = ctx.int_attr("ring_id", 0);
   try {
     return comms(ctx).get(static_cast<int>(ring_id));
-  } catch (const Error& e) {
-    throw Error(ctx.where() + e.what());
+  } catch (Error& e) {
+    e.locate(ctx.location());
+    throw;
   }
 }
 
@@ -35,7 +36,7 @@ Tensor& out_like_input(KernelContext& ctx, std::size_t i, std::string_view in_sl
   const auto& outs = ctx.output_names(out_slot);
   if (outs.empty()) return x;  // no Out: the op works in place on X
   if (i >= outs.size())
-    throw Error(ctx.where() + "slot " + std::string(out_slot) + " has " +
+    throw ctx.error("slot " + std::string(out_slot) + " has " +
                 std::to_string(outs.size()) + " argument(s) but " + std::string(in_slot) +
                 " has more");
   if (outs[i] == ctx.input_names(in_slot)[i]) return x;

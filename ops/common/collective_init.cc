@@ -8,27 +8,40 @@
 namespace ctp::collective {
 namespace {
 
+// The op's place with the rank it joins a ring as.
+SourceLocation ring_place(const KernelContext& ctx, int64_t rank, int64_t nranks, int64_t ring) {
+  SourceLocation at = ctx.location();
+  at.rank = rank;
+  at.nranks = nranks;
+  at.ring = ring;
+  return at;
+}
+
 // The backend of the run's device kind for rings of `span`; its errors (none
-// registered, its library cannot be loaded) are prefixed with `ring`.
-CommBackend& backend(KernelContext& ctx, RingSpan span, const std::string& ring) {
+// registered, its library cannot be loaded) get the place `at`.
+CommBackend& backend(KernelContext& ctx, RingSpan span, const SourceLocation& at) {
   try {
     return CommBackendRegistry::global().get(ctx.services().device.kind, span);
-  } catch (const Error& e) {
-    throw Error(ring + e.what());
+  } catch (Error& e) {
+    e.locate(at);
+    throw;
   }
 }
 
 // A failed ring set-up: the other device threads of this process would wait
-// for this one, so the thread group is aborted before the error goes up.
-[[noreturn]] void fail(CommunicatorManager& m, const std::string& where, const Error& e) {
+// for this one, so the thread group is aborted before the error goes up,
+// with the place `at` added to what the backend's error names already.
+// Called in the handler of `e`: `throw;` keeps its type (CommAbortedError).
+[[noreturn]] void fail(CommunicatorManager& m, const SourceLocation& at, Error& e) {
   m.abort_thread_group(e.what());
-  throw Error(where + e.what());
+  e.locate(at);
+  throw;
 }
 
 std::string id_bytes(KernelContext& ctx) {
   const Tensor& t = ctx.input("X");
   if (t.dtype() != DataType::UINT8 || t.device().kind != DeviceKind::CPU)
-    throw Error(ctx.where() + "input X='" + ctx.input_names("X")[0] +
+    throw ctx.error("input X='" + ctx.input_names("X")[0] +
                 "' is not a unique id made by c_gen_nccl_id (dtype " +
                 std::string(to_string(t.dtype())) + " on " + t.device().to_string() + ")");
   return std::string(static_cast<const char*>(t.raw_data()), t.bytes());
@@ -37,10 +50,9 @@ std::string id_bytes(KernelContext& ctx) {
 // Joins rank `rank` of a ring across processes from the id in input X.
 void connect_ring(KernelContext& ctx, int rank, int nranks, int ring_id) {
   CommunicatorManager& m = comms(ctx);
-  const std::string ring = "rank " + std::to_string(rank) + " of " + std::to_string(nranks) +
-                           ", ring " + std::to_string(ring_id) + ": ";
+  const SourceLocation at = ring_place(ctx, rank, nranks, ring_id);
   if (nranks < 1 || rank < 0 || rank >= nranks)
-    throw Error(ctx.where() + ring + "the rank must be in [0, nranks)");
+    throw Error(at, "the rank must be in [0, nranks)");
   RingSetup setup;
   setup.unique_id = id_bytes(ctx);
   setup.rank = rank;
@@ -49,10 +61,9 @@ void connect_ring(KernelContext& ctx, int rank, int nranks, int ring_id) {
   setup.comms = &m;
   setup.device_context = ctx.services().device_context;
   try {
-    // The backend's own errors name the rank and the ring.
-    m.install(ring_id, backend(ctx, RingSpan::Processes, ring).connect(setup));
-  } catch (const Error& e) {
-    fail(m, ctx.where(), e);
+    m.install(ring_id, backend(ctx, RingSpan::Processes, at).connect(setup));
+  } catch (Error& e) {
+    fail(m, at, e);
   }
 }
 
@@ -64,13 +75,16 @@ void gen_unique_id_kernel(KernelContext& ctx) {
   const std::string endpoint = ctx.string_attr("endpoint");
   const std::vector<std::string> others =
       ctx.strings_attr("other_endpoints", std::vector<std::string>{});
-  const std::string where = ctx.where() + "rank " + std::to_string(rank) + " at " + endpoint + ": ";
+  // The exchange's errors name the endpoints they are about.
+  SourceLocation at = ctx.location();
+  at.rank = rank;
   RingIdExchange* exchange = nullptr;
   try {
     exchange = &CommBackendRegistry::global().id_exchange();
     exchange->check_endpoints(endpoint, others);
-  } catch (const Error& e) {
-    throw Error(where + e.what());
+  } catch (Error& e) {
+    e.locate(at);
+    throw;
   }
   m.set_endpoint(endpoint);
 
@@ -78,17 +92,18 @@ void gen_unique_id_kernel(KernelContext& ctx) {
   if (m.local_rank() == 0) {
     try {
       if (rank == 0) {
-        id = backend(ctx, RingSpan::Processes, "").make_unique_id({endpoint, &m});
+        id = backend(ctx, RingSpan::Processes, at).make_unique_id({endpoint, &m});
         exchange->send(others, id, m.options());
       } else {
         id = exchange->receive(endpoint, m.options());
       }
-    } catch (const Error& e) {
-      fail(m, where, e);
+    } catch (Error& e) {
+      fail(m, at, e);
     }
   }
   if (LocalGroup* group = m.thread_group())
-    id = group->share_from_leader(m.local_rank(), id, where + "sharing the unique id");
+    id = group->share_from_leader(m.local_rank(), id,
+                                  at.to_string() + ": sharing the unique id");
   // The id is host data (a RAW var) on every device.
   Tensor& out = ctx.output("Out");
   out.resize(DataType::UINT8, {static_cast<int64_t>(id.size())});
@@ -98,7 +113,7 @@ void gen_unique_id_kernel(KernelContext& ctx) {
 void comm_init_kernel(KernelContext& ctx) {
   CommunicatorManager& m = comms(ctx);
   if (m.local_size() > 1)
-    throw Error(ctx.where() + "this process drives " + std::to_string(m.local_size()) +
+    throw ctx.error("this process drives " + std::to_string(m.local_size()) +
                 " device threads: their rings come from c_comm_init_multitrainer or "
                 "c_comm_init_all, not c_comm_init");
   connect_ring(ctx, static_cast<int>(ctx.int_attr("rank")),
@@ -111,7 +126,7 @@ void comm_init_multitrainer_kernel(KernelContext& ctx) {
   const int ntrainers = static_cast<int>(ctx.int_attr("ntrainers"));
   const int trainer_id = static_cast<int>(ctx.int_attr("trainer_id"));
   if (ntrainers < 1 || trainer_id < 0 || trainer_id >= ntrainers)
-    throw Error(ctx.where() + "trainer_id " + std::to_string(trainer_id) +
+    throw ctx.error("trainer_id " + std::to_string(trainer_id) +
                 " must be in [0, ntrainers=" + std::to_string(ntrainers) + ")");
   const int local = m.local_size();
   connect_ring(ctx, trainer_id * local + m.local_rank(), ntrainers * local,
@@ -126,12 +141,11 @@ void comm_init_all_kernel(KernelContext& ctx) {
   const int ring_id = static_cast<int>(ctx.int_attr("ring_id", 0));
   const std::vector<int64_t> devices = ctx.ints_attr("devices", std::vector<int64_t>{});
   if (!devices.empty() && static_cast<int>(devices.size()) != m.local_size())
-    throw Error(ctx.where() + "attribute 'devices' lists " + std::to_string(devices.size()) +
+    throw ctx.error("attribute 'devices' lists " + std::to_string(devices.size()) +
                 " device(s) but this process runs " + std::to_string(m.local_size()) +
                 " device thread(s) (run the program on one thread per device)");
-  const std::string ring = "thread rank " + std::to_string(m.local_rank()) + " of " +
-                           std::to_string(m.local_size()) + ", ring " + std::to_string(ring_id) +
-                           ": ";
+  // The rank within the ring of this process's device threads.
+  const SourceLocation at = ring_place(ctx, m.local_rank(), m.local_size(), ring_id);
   RingSetup setup;
   setup.rank = m.local_rank();
   setup.size = m.local_size();
@@ -139,14 +153,14 @@ void comm_init_all_kernel(KernelContext& ctx) {
   setup.comms = &m;
   setup.device_context = ctx.services().device_context;
   try {
-    CommBackend& b = backend(ctx, RingSpan::Threads, ring);
+    CommBackend& b = backend(ctx, RingSpan::Threads, at);
     if (m.local_rank() == 0) setup.unique_id = b.make_unique_id({"", &m});
     if (LocalGroup* group = m.thread_group())
       setup.unique_id = group->share_from_leader(m.local_rank(), setup.unique_id,
                                                  "sharing the unique id");
     m.install(ring_id, b.connect(setup));
-  } catch (const Error& e) {
-    fail(m, ctx.where(), e);
+  } catch (Error& e) {
+    fail(m, at, e);
   }
 }
 

@@ -106,7 +106,7 @@ void uniform_random(KernelContext& ctx) {
   for (int64_t i = 0; i < diag_num; ++i) {
     const int64_t pos = i * diag_step + i;
     if (pos >= out.numel())
-      throw Error(ctx.where() + "diag_num/diag_step reach past the " +
+      throw ctx.error("diag_num/diag_step reach past the " +
                   std::to_string(out.numel()) + " elements of Out");
     values[static_cast<std::size_t>(pos)] = diag_val;
   }

@@ -20,7 +20,7 @@ struct Found {
 
 Error mixed(KernelContext& ctx, const Found& other, const Found& half) {
   const std::string h(to_string(half.dtype));
-  return Error(ctx.where() + "input " + other.what + " is " + std::string(to_string(other.dtype)) +
+  return ctx.error("input " + other.what + " is " + std::string(to_string(other.dtype)) +
                " but " + half.what + " is " + h + "; the " + h +
                " kernel needs every floating-point input in " + h + " (cast them first)");
 }

@@ -5,7 +5,7 @@ namespace ctp::cuda {
 DeviceContext& device_context(KernelContext& ctx) {
   DeviceContext* dc = ctx.services().device_context;
   if (!dc)
-    throw Error(ctx.where() + "this run on " + ctx.services().device.to_string() +
+    throw ctx.error("this run on " + ctx.services().device.to_string() +
                 " has no DeviceContext (RunServices::device_context is null)");
   dc->make_current();
   return *dc;
@@ -16,7 +16,7 @@ Tensor& device_input(KernelContext& ctx, std::string_view slot, std::size_t i) {
   DeviceContext& dc = device_context(ctx);
   if (t.device() == dc.device()) return t;
   if (t.device().kind == DeviceKind::CUDA)
-    throw Error(ctx.where() + "input " + std::string(slot) + "='" + ctx.input_names(slot)[i] +
+    throw ctx.error("input " + std::string(slot) + "='" + ctx.input_names(slot)[i] +
                 "' is on " + t.device().to_string() + ", but this run is on " +
                 dc.device().to_string());
   t = dc.to_device(t);

@@ -129,7 +129,7 @@ DataType OpContext::dtype_attr(std::string_view name, std::optional<DataType> fa
   return *dtype;
 }
 
-std::string OpContext::where() const {
+SourceLocation OpContext::location() const {
   int64_t index = op_index_;
   if (index < 0) {
     int64_t i = 0;
@@ -141,11 +141,11 @@ std::string OpContext::where() const {
       ++i;
     }
   }
-  std::string s = "block " + std::to_string(block_.idx);
-  if (index >= 0) s += ", op " + std::to_string(index);
-  return s + " '" + op_.type + "': ";
+  return SourceLocation{.block = block_.idx, .op = index, .op_type = op_.type};
 }
 
-void OpContext::fail(const std::string& message) const { throw Error(where() + message); }
+Error OpContext::error(std::string message) const { return Error(location(), std::move(message)); }
+
+void OpContext::fail(std::string message) const { throw error(std::move(message)); }
 
 }  // namespace ctp

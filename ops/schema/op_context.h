@@ -13,6 +13,8 @@
 
 #include "ops/schema/op_def.h"
 #include "program_ir/block.h"
+#include "program_ir/error.h"
+#include "program_ir/source_location.h"
 
 namespace ctp {
 
@@ -74,9 +76,11 @@ class OpContext {
   DataType dtype_attr(std::string_view name,
                       std::optional<DataType> fallback = std::nullopt) const;
 
-  // The place every error of this op starts with: "block 0, op 3 'mul': ".
-  std::string where() const;
-  [[noreturn]] void fail(const std::string& message) const;
+  // This op's place ("block 0, op 3 'mul'"), which every error of its rules
+  // and kernels carries: error() makes one, fail() throws it.
+  SourceLocation location() const;
+  Error error(std::string message) const;
+  [[noreturn]] void fail(std::string message) const;
 
  private:
   const Attribute* typed_attr(std::string_view name, bool has_fallback) const;

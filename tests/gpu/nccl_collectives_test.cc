@@ -90,8 +90,8 @@ TEST(NcclRing, EveryCollectiveOnTwoGpusInTwoRings) {
     Scope scope;
     Executor(startup, services).run(scope);
     // c_gen_nccl_id + c_comm_init give the blocking ring (inline launches).
-    EXPECT_TRUE(as_nccl(comms.get(0), "").blocking());
-    EXPECT_TRUE(as_nccl(comms.get(1), "").blocking());
+    EXPECT_TRUE(as_nccl(comms.get(0)).blocking());
+    EXPECT_TRUE(as_nccl(comms.get(1)).blocking());
     const float r = static_cast<float>(rank);
     scope.var("a") = host_vector({r + 1, 10 * r, -r});
     scope.var("b") = host_vector({r, -r, 5.f});
@@ -225,7 +225,7 @@ TEST(NcclRing, CommInitAllOnDeviceThreads) {
       synchronize_device(*contexts[rank], services.comms);
       got[rank] = values_of(*contexts[rank], scopes[rank].get("w"));
       EXPECT_EQ(services.comms->get(0).backend(), "nccl");
-      EXPECT_TRUE(as_nccl(services.comms->get(0), "").blocking());
+      EXPECT_TRUE(as_nccl(services.comms->get(0)).blocking());
     });
   }
   // Two steps of a sum over two ranks: ((0+1), 4, 1) then doubled.
@@ -304,7 +304,7 @@ TEST(NcclRing, APeerThatNeverJoinsTimesOutWithAnAbort) {
   NcclRingSetup setup;
   // Both ids, as c_gen_nccl_id hands them out: the probe must time out
   // before the blocking init could wait for the missing peer.
-  set_ring_ids(setup, make_nccl_ring_ids(), "");
+  set_ring_ids(setup, make_nccl_ring_ids(), {});
   EXPECT_FALSE(setup.blocking_unique_id.empty());
   setup.rank = 0;
   setup.size = 2;
