@@ -6,11 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install_deps.sh
 CTP_CMAKE_ARGS="-DCTP_BUILD_TESTS=OFF -DCTP_BUILD_BENCH=OFF ${CTP_CMAKE_ARGS:-}" bash scripts/build.sh
-# NCCL on GPUs 0 and 1 when the machine has two (and the build found CUDA),
+# NCCL on GPUs 0 and 1 when the machine has two and the build has its CUDA/NCCL
+# library ("nccl (loaded on demand)"; "nccl (missing: ...)" does not count),
 # else Gloo over loopback on CPU workers.
 device=cpu
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
-if [[ "${gpus:-0}" -ge 2 ]] && build/ctp --version | grep -q 'nccl'; then
+if [[ "${gpus:-0}" -ge 2 ]] && build/ctp --version | grep -q 'nccl (loaded on demand)'; then
   device=gpu
 fi
 echo "ctp: training the sample on 2 workers ($device)"
