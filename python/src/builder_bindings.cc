@@ -125,6 +125,7 @@ void bind_verify(py::module_& m) {
         return d.severity == Diagnostic::Error ? "error" : "warning";
       })
       .def_readonly("message", &Diagnostic::message, "The problem, without its place")
+      .def_readonly("place", &Diagnostic::place, "Its ctp.SourceLocation")
       .def("__str__", &Diagnostic::to_string)
       .def("__repr__", [](const Diagnostic& d) { return "<ctp.Diagnostic " + d.to_string() + ">"; });
   py::class_<VerifyResult>(m, "VerifyResult", "What verify found and what it checked")

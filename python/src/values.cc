@@ -11,11 +11,6 @@ namespace py = pybind11;
 namespace ctp::python {
 namespace {
 
-py::object text_to_python(const std::string& s) {
-  return py::reinterpret_steal<py::object>(
-      PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape"));
-}
-
 [[noreturn]] void not_of_type(py::handle value, AttrType type) {
   throw py::type_error("an attribute of type " + std::string(to_string(type)) +
                        " cannot hold " + py::repr(value).cast<std::string>());
@@ -106,6 +101,11 @@ Enum parse_enum(const std::string& name, std::optional<Enum> found, const char* 
 }
 
 }  // namespace
+
+py::object text_to_python(const std::string& s) {
+  return py::reinterpret_steal<py::object>(
+      PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape"));
+}
 
 py::object attribute_to_python(const Attribute& attr) {
   if (attr.type() == AttrType::SCALAR) return py::bytes(attr.get<std::string>());

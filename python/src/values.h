@@ -12,6 +12,10 @@
 
 namespace ctp::python {
 
+// Text from a program (a name, a string attribute) as a Python str, decoded as
+// UTF-8 with surrogateescape so that bytes that are not UTF-8 survive.
+pybind11::object text_to_python(const std::string& text);
+
 // The attribute's value as a Python value. Strings are decoded as UTF-8 with
 // surrogateescape, so that bytes that are not UTF-8 survive a round trip;
 // SCALAR and SCALARS (serialized messages) are bytes.

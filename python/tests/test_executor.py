@@ -60,6 +60,17 @@ def test_errors_name_their_place():
     exe = ctp.Executor(mul_program(), ctp.DeviceRuntime())
     with pytest.raises(ctp.Error, match="'w'"):  # never bound
         exe.run(ctp.Scope(), feed={"x": np.zeros((1, 3), np.float32)})
+    # A ring set-up's error carries the rank, ring size and ring it joins as.
+    ring = ctp.ProgramBuilder()
+    ring.data("id", [1])
+    ring.op("c_comm_init").input("X", "id").attr("rank", 5).attr("nranks", 2).attr("ring_id", 3)
+    runtime = ctp.DeviceRuntime("cpu")
+    with pytest.raises(ctp.Error, match=r"rank 5 of 2, ring 3: ") as caught:
+        ctp.Executor(ring.build(), runtime, ctp.Communicators(runtime)).run(ctp.Scope())
+    place = caught.value.place
+    assert (place.block, place.op, place.op_type) == (0, 0, "c_comm_init")
+    assert (place.rank, place.nranks, place.ring) == (5, 2, 3)
+    assert caught.value.message == "the rank must be in [0, nranks)"
     with pytest.raises(TypeError, match="dtype"):
         exe.run(ctp.Scope(), feed={"x": np.zeros((1, 3), np.complex64)})
     with pytest.raises(ValueError, match="device"):

@@ -97,6 +97,9 @@ def test_builder_and_verify():
     result = ctp.verify(program)
     assert not result.ok
     assert any("undeclared" in str(d) and "op 1" in str(d) for d in result.errors)
+    finding = next(d for d in result.errors if "undeclared" in str(d))
+    assert (finding.place.block, finding.place.op, finding.place.op_type) == (0, 1, "relu")
+    assert finding.place.var_name == "undeclared" and finding.severity == "error"
     assert copy.deepcopy(program) == program
 
 
@@ -129,10 +132,28 @@ def test_bad_bytes_raise_with_their_place(realworld):
     data = bytearray((realworld / TRAINING_PAIR[1]).read_bytes())
     with pytest.raises(ctp.Error) as caught:
         ctp.Program.from_bytes(bytes(data[: len(data) // 2]), source="half.pb")
-    assert str(caught.value).startswith("half.pb: ")
-    assert caught.value.message == str(caught.value)
-    with pytest.raises(ctp.Error, match=r"^bad\.json: .*blocks\[0\]"):
+    error = caught.value
+    assert str(error).startswith("half.pb: ")
+    assert error.place.source == "half.pb" and error.place.block == 0
+    assert str(error) == f"{error.place}: {error.message}"
+    assert not error.message.startswith("half.pb")
+    with pytest.raises(ctp.Error, match=r"^bad\.json: .*blocks\[0\]") as caught:
         ctp.Program.from_bytes(b'{"blocks": [{"idx": "zero"}]}', source="bad.json")
+    place = caught.value.place
+    assert (place.source, place.block, place.op) == ("bad.json", 0, None)
+    assert place.path.startswith("blocks[0]")
+    # An attribute's error names the block, op and attribute as fields.
+    scaled = ctp.ProgramBuilder()
+    scaled.data("x", [-1, 3])
+    scaled.tmp("y", [-1, 3])
+    scaled.op("scale").input("X", "x").output("Out", "y").attr("scale", 2.0)
+    text = scaled.build().to_bytes("json").replace(b'"value": 2.0', b'"value": "two"')
+    with pytest.raises(ctp.Error, match=r"^bad\.json: blocks\[0\]\.ops\[0\]\.attrs\.scale: ") as caught:
+        ctp.Program.from_bytes(text, source="bad.json")
+    place = caught.value.place
+    assert (place.source, place.block, place.op, place.attr_name) == ("bad.json", 0, 0, "scale")
+    assert place.path == "blocks[0].ops[0].attrs.scale" and place.rank is None
+    assert caught.value.message.startswith("expected a number")
     with pytest.raises(ctp.Error, match="no-such-file"):
         ctp.load("/nonexistent/no-such-file.pb")
     assert issubclass(ctp.Error, Exception)

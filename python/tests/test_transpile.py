@@ -144,11 +144,26 @@ def test_refuses_what_the_command_line_refuses():
         ctp.transpile(startup, main, mode="local_sgd", bucket_mb=1, **job)
     with pytest.raises(TypeError, match="unexpected keyword argument 'bucket'"):
         ctp.transpile(startup, main, mode="grad_allreduce", bucket=1, **job)
-    with pytest.raises(ctp.Error, match="unknown transpiler 'nope'"):
+    with pytest.raises(ctp.Error, match="unknown transpiler 'nope'") as caught:
         ctp.transpile(startup, main, mode="nope", **job)
+    assert not caught.value.place and caught.value.message == str(caught.value)
     with pytest.raises(ctp.Error, match="rank 2 has no entry in endpoints"):
         ctp.transpile(startup, main, mode="grad_allreduce", rank=2, endpoints=job["endpoints"])
     with pytest.raises(ctp.Error, match="unknown parameter source .all."):
         ctp.transpile(startup, main, mode="grad_allreduce", params="all", **job)
     assert set(ctp.transpilers()) == {"grad_allreduce", "local_sgd",
                                       "single_process_multi_thread", "multi_thread"}
+
+
+def test_a_pass_error_carries_its_place():
+    case = "multi_thread_error_odd_role_var"
+    with pytest.raises(ctp.Error) as caught:
+        python_transpile(case, case_options(case))
+    error = caught.value
+    place = error.place
+    assert place.pass_name == "multi_thread main"
+    assert (place.block, place.op, place.op_type, place.attr_name) == (0, 14, "mul_grad",
+                                                                        "op_role_var")
+    assert place.source is None and place.rank is None
+    assert str(error) == f"{place}: {error.message}"
+    assert error.message.startswith("has odd length 1")
