@@ -160,6 +160,9 @@ TEST_F(TranspilerCli, UsageErrorsExitTwo) {
   EXPECT_EQ(run("--mode single_process_multi_thread --rank 0 --nrings 2" + eps), 2);
   EXPECT_EQ(run("--mode grad_allreduce --all-ranks --rank 1" + eps), 2);
   EXPECT_EQ(run("--mode grad_allreduce --rank 7" + eps), 2);  // no endpoints[7]
+  EXPECT_NE(read_file(out_.string() + ".log").find("rank 7 has no entry in the endpoints"),
+            std::string::npos)
+      << read_file(out_.string() + ".log");
   EXPECT_EQ(run("--mode grad_allreduce --rank 0 --emit yaml" + eps), 2);
   EXPECT_EQ(run("--mode local_sgd --rank 0 --bucket-mb 25" + eps), 2);
   EXPECT_EQ(run("--mode grad_allreduce --rank 0 --bucket-mb 0" + eps), 2);

@@ -25,6 +25,7 @@
 #include "program_ir/program_io.h"
 #include "program_ir/text_io.h"
 #include "tools/command.h"
+#include "transpilers/collective_choices.h"
 #include "transpilers/rank_specialization.h"
 #include "transpilers/transpiler.h"
 #include "transpilers/transpiler_registry.h"
@@ -122,26 +123,15 @@ CollectiveOptions build_collective(const TranspileArgs& a) {
   if (a.all_ranks && (a.rank || a.current_endpoint))
     throw UsageError("--all-ranks writes every rank: drop --rank and --current-endpoint");
   if (!a.all_ranks && !a.rank) throw UsageError("--rank is required (or give --all-ranks)");
-  CollectiveOptions c;
-  c.nrings = a.nrings;
-  c.endpoints = a.endpoints;
-  c.rank = a.all_ranks ? 0 : *a.rank;
-  c.wait_port = a.wait_port;
+  const CollectiveChoices choices{.rank = a.all_ranks ? 0 : *a.rank, .endpoints = a.endpoints,
+                                  .current_endpoint = a.current_endpoint, .nrings = a.nrings,
+                                  .wait_port = a.wait_port, .params = a.params,
+                                  .op_dialect = a.op_dialect};
   try {
-    c.params = parse_param_source(a.params);
-    c.dialect = parse_op_dialect(a.op_dialect);
+    return collective_options(choices);
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
-  if (a.current_endpoint) {
-    c.current_endpoint = *a.current_endpoint;
-  } else if (c.rank >= 0 && c.rank < static_cast<int>(c.endpoints.size())) {
-    c.current_endpoint = c.endpoints[c.rank];
-  } else if (c.rank >= 0) {
-    throw UsageError("--rank " + std::to_string(c.rank) + " has no entry in --endpoints (" +
-                     std::to_string(c.endpoints.size()) + " given); pass --current-endpoint");
-  }  // a negative rank is reported by the transpiler, as the reference does
-  return c;
 }
 
 // The transpiler the flags ask for; errors in what the flags chose (not in

@@ -9,6 +9,7 @@
 
 #include <pybind11/stl.h>
 
+#include "transpilers/collective_choices.h"
 #include "transpilers/rank_specialization.h"
 #include "transpilers/transpiler_registry.h"
 #include "python/src/bindings.h"
@@ -93,22 +94,11 @@ CollectiveOptions collective_from(const TranspileRequest& q) {
   if (q.all_ranks && (q.rank || q.current_endpoint))
     throw Error("transpile_all_ranks makes every rank: it takes no rank or current_endpoint");
   if (!q.all_ranks && !q.rank) throw Error("transpile: rank is required");
-  CollectiveOptions c;
-  c.nrings = q.nrings;
-  c.endpoints = q.endpoints;
-  c.rank = q.all_ranks ? 0 : *q.rank;
-  c.wait_port = q.wait_port;
-  c.params = parse_param_source(q.params);
-  c.dialect = parse_op_dialect(q.op_dialect);
-  if (q.current_endpoint) {
-    c.current_endpoint = *q.current_endpoint;
-  } else if (c.rank >= 0 && c.rank < static_cast<int>(c.endpoints.size())) {
-    c.current_endpoint = c.endpoints[static_cast<std::size_t>(c.rank)];
-  } else if (c.rank >= 0) {
-    throw Error("transpile: rank " + std::to_string(c.rank) + " has no entry in endpoints (" +
-                std::to_string(c.endpoints.size()) + " given); pass current_endpoint");
-  }  // a negative rank is reported by the transpiler, as the reference does
-  return c;
+  const CollectiveChoices choices{.rank = q.all_ranks ? 0 : *q.rank, .endpoints = q.endpoints,
+                                  .current_endpoint = q.current_endpoint, .nrings = q.nrings,
+                                  .wait_port = q.wait_port, .params = q.params,
+                                  .op_dialect = q.op_dialect};
+  return collective_options(choices);
 }
 
 void note_parameters(Transpiled& out, const Transpiler& t, const TranspileReport& report) {

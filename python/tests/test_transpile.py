@@ -147,7 +147,7 @@ def test_refuses_what_the_command_line_refuses():
     with pytest.raises(ctp.Error, match="unknown transpiler 'nope'") as caught:
         ctp.transpile(startup, main, mode="nope", **job)
     assert not caught.value.place and caught.value.message == str(caught.value)
-    with pytest.raises(ctp.Error, match="rank 2 has no entry in endpoints"):
+    with pytest.raises(ctp.Error, match="rank 2 has no entry in the endpoints"):
         ctp.transpile(startup, main, mode="grad_allreduce", rank=2, endpoints=job["endpoints"])
     with pytest.raises(ctp.Error, match="unknown parameter source .all."):
         ctp.transpile(startup, main, mode="grad_allreduce", params="all", **job)
