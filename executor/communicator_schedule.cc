@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "program_ir/error.h"
@@ -25,6 +26,37 @@ int64_t int_attr_or(const Op& op, std::string_view name, int64_t fallback) {
   } catch (const Error&) {
     return fallback;
   }
+}
+
+// Ring set-up ops and the attribute holding their rank count (the rank
+// itself differs from rank to rank by design).
+const std::map<std::string, std::string, std::less<>>& setup_types() {
+  static const std::map<std::string, std::string, std::less<>> types = {
+      {"c_gen_nccl_id", ""},  // its endpoints: other_endpoints + 1
+      {"c_comm_init", "nranks"},
+      {"c_comm_init_multitrainer", "ntrainers"},
+      {"c_comm_init_all", ""},
+      {"comm_init_all", ""}};
+  return types;
+}
+
+CollectiveCall setup_call(const Op& op, const std::string& ranks_attr) {
+  CollectiveCall c;
+  c.op_type = op.type;
+  c.ring_id = static_cast<int>(int_attr_or(op, "ring_id", 0));
+  c.numel = 0;
+  if (op.type == "c_gen_nccl_id") {
+    const Attribute* others = op.attr("other_endpoints");
+    c.nranks = 1;
+    if (const auto* list = others ? std::get_if<std::vector<std::string>>(&others->value()) : nullptr)
+      c.nranks += static_cast<int>(list->size());
+    if (const std::vector<std::string>* out = op.output("Out"); out && !out->empty())
+      c.var = out->front();
+  } else {
+    c.nranks = ranks_attr.empty() ? 0 : static_cast<int>(int_attr_or(op, ranks_attr, -1));
+    if (const std::vector<std::string>* x = op.input("X"); x && !x->empty()) c.var = x->front();
+  }
+  return c;
 }
 
 void put_u64(std::string& out, uint64_t v) {
@@ -68,6 +100,7 @@ std::string encode(const CollectiveSchedule& schedule) {
     put_u64(out, static_cast<uint64_t>(c.numel));
     put_u64(out, static_cast<uint64_t>(static_cast<int64_t>(c.root)));
     put_u64(out, static_cast<uint64_t>(c.tensors));
+    put_u64(out, static_cast<uint64_t>(static_cast<int64_t>(c.nranks)));
   }
   return out;
 }
@@ -84,16 +117,15 @@ CollectiveSchedule decode(std::string_view bytes) {
     c.numel = static_cast<int64_t>(r.u64());
     c.root = static_cast<int>(static_cast<int64_t>(r.u64()));
     c.tensors = static_cast<int>(r.u64());
+    c.nranks = static_cast<int>(static_cast<int64_t>(r.u64()));
     out.push_back(std::move(c));
   }
   return out;
 }
 
-// The part of a call that must agree: the var name may differ harmlessly.
-bool same_call(const CollectiveCall& a, const CollectiveCall& b) {
-  return a.op_type == b.op_type && a.ring_id == b.ring_id && a.dtype == b.dtype &&
-         a.numel == b.numel && a.root == b.root && a.tensors == b.tensors;
-}
+// Every part of a call must agree, the var too: two same-sized broadcasts
+// (or all-reduces) in swapped order would silently exchange the wrong vars.
+bool same_call(const CollectiveCall& a, const CollectiveCall& b) { return a == b; }
 
 Tensor gather_bytes(Communicator& comm, const std::string& mine, int64_t width) {
   Tensor in(DataType::UINT8, {width});
@@ -105,9 +137,19 @@ Tensor gather_bytes(Communicator& comm, const std::string& mine, int64_t width) 
 
 }  // namespace
 
-CollectiveSchedule collective_schedule(const Block& block) {
+bool communicates(const Op& op) {
+  return collective_types().count(op.type) || setup_types().count(op.type);
+}
+
+CollectiveSchedule collective_schedule(const Block& block, std::size_t first_op) {
   CollectiveSchedule out;
+  std::size_t index = 0;
   for (const Op& op : block.ops()) {
+    if (index++ < first_op) continue;
+    if (auto setup = setup_types().find(op.type); setup != setup_types().end()) {
+      out.push_back(setup_call(op, setup->second));
+      continue;
+    }
     if (!collective_types().count(op.type)) continue;
     CollectiveCall c;
     c.op_type = op.type;
@@ -140,6 +182,13 @@ CollectiveSchedule collective_schedule(const Block& block) {
 }
 
 std::string to_string(const CollectiveCall& c) {
+  if (c.nranks >= 0) {  // a ring set-up op
+    std::string s = c.op_type;
+    if (c.op_type != "c_gen_nccl_id") s += " ring " + std::to_string(c.ring_id);
+    if (c.nranks > 0) s += " nranks " + std::to_string(c.nranks);
+    if (!c.var.empty()) s += (c.op_type == "c_gen_nccl_id" ? " Out='" : " X='") + c.var + "'";
+    return s;
+  }
   std::string s = c.op_type + " ring " + std::to_string(c.ring_id) + " " +
                   std::string(ctp::to_string(c.dtype)) + "[" +
                   (c.numel < 0 ? std::string("?") : std::to_string(c.numel)) + "]";
@@ -160,6 +209,10 @@ uint64_t fingerprint(const CollectiveSchedule& schedule) {
   mix(schedule.size());
   for (const CollectiveCall& c : schedule) {
     for (char ch : c.op_type) mix(static_cast<unsigned char>(ch));
+    mix(c.op_type.size());
+    for (char ch : c.var) mix(static_cast<unsigned char>(ch));
+    mix(c.var.size());
+    mix(static_cast<uint64_t>(c.nranks));
     mix(static_cast<uint64_t>(c.ring_id));
     mix(static_cast<uint64_t>(c.dtype));
     mix(static_cast<uint64_t>(c.numel));
@@ -210,7 +263,7 @@ void verify_schedule_agreement(CommunicatorManager& comms, const CollectiveSched
       message += "first difference between rank 0 and rank " + std::to_string(r) + " at collective #" +
                  std::to_string(i) + ": " + side(0, base) + ", " + side(r, other) + "; ";
     }
-    if (!differs) continue;  // only the ignored var names differ
+    if (!differs) continue;  // fingerprints collided: the schedules agree
     message.resize(message.size() - 2);
     throw Error(comm.place("schedule check"), message);
   }

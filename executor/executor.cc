@@ -1,5 +1,6 @@
 #include "executor/executor.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "executor/finite_check.h"
@@ -76,8 +77,8 @@ Executor::Executor(const Program& program, RunServices services, int32_t block_i
     steps_.push_back({&op, kernel});
     ++index;
   }
-  if (services_.comms && services_.verify_collective_schedule)
-    collectives_ = collective_schedule(block_);
+  for (std::size_t i = 0; i < steps_.size(); ++i)
+    if (communicates(*steps_[i].op)) communicating_ops_.push_back(i);
   if (problem_count)
     throw Error(block_place, "cannot run on " + services_.device.to_string() + ": " +
                                  std::to_string(problem_count) + " op(s) without a kernel:" +
@@ -108,22 +109,28 @@ std::vector<OpRun> Executor::batched_runs() const {
   return out;
 }
 
-void Executor::verify_schedule_once() {
-  if (schedule_checked_) return;
+void Executor::verify_schedule_before(const PlannedStep& planned) {
+  // The first communicating op of this step, if any.
+  const std::size_t end = planned.first + planned.count;
+  auto op = std::lower_bound(communicating_ops_.begin(), communicating_ops_.end(), planned.first);
+  if (op == communicating_ops_.end() || *op >= end) return;
+  // Before the first ring exists (a startup program's first set-up ops)
+  // there is nothing to compare over: the first op after it checks the rest.
+  if (services_.comms->ring_ids().empty()) return;
   schedule_checked_ = true;
-  if (collectives_.empty() || !services_.comms) return;
-  // A startup program creates its rings itself: nothing to check against yet.
-  for (const CollectiveCall& call : collectives_)
-    if (!services_.comms->has(call.ring_id)) return;
-  verify_schedule_agreement(*services_.comms, collectives_);
+  // Its errors name the op before which the ranks compared their schedules.
+  run_at([&] { return ops_place(block_, *op, 1, *steps_[*op].op); },
+         [&] { verify_schedule_agreement(*services_.comms, collective_schedule(block_, *op)); });
 }
 
 void Executor::run(Scope& scope) {
-  verify_schedule_once();
   current_scope_ = &scope;
+  const bool check_schedule =
+      !schedule_checked_ && services_.comms && services_.verify_collective_schedule;
   OpProfile* profile = services_.profile;
   if (profile) profile->begin_step(block_);
   for (const PlannedStep& planned : plan_) {
+    if (check_schedule && !schedule_checked_) verify_schedule_before(planned);
     if (planned.batch) {
       run_batch(planned, scope);
       continue;

@@ -33,7 +33,8 @@ class Executor {
   // With services().batch_ops, a run of independent ops whose type has a
   // batch kernel on this device goes to it as one call (op_batching.h).
   // An error names the block, the op index and the op type. The first run
-  // may first verify the collective schedule with the peers (see RunServices).
+  // verifies the collective schedule with the peers before its first
+  // communicating op that can use a ring (see RunServices).
   void run(Scope& scope);
   // Binds `feeds` to the feed ops (by `col`), runs one step and returns what
   // the fetch ops wrote (by `col`).
@@ -56,7 +57,9 @@ class Executor {
     std::size_t count;
     const BatchKernelFn* batch;
   };
-  void verify_schedule_once();
+  // Before the block's first communicating op that can use a ring, once:
+  // the ranks compare what the block runs from there (communicator_schedule.h).
+  void verify_schedule_before(const PlannedStep& planned);
   // Throws when `op` wrote a non-finite value (RunServices::check_finite).
   void check_finite(const Op& op);
   void run_batch(const PlannedStep& step, Scope& scope);
@@ -65,7 +68,7 @@ class Executor {
   RunServices services_;
   std::vector<PreparedOp> steps_;
   std::vector<PlannedStep> plan_;
-  CollectiveSchedule collectives_;
+  std::vector<std::size_t> communicating_ops_;  // indices of set-up ops and collectives
   bool schedule_checked_ = false;
   Scope* current_scope_ = nullptr;  // the scope of the step running now
 };

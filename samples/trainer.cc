@@ -71,6 +71,8 @@ class LocalWorkers {
     CommOptions comm;
     comm.timeout = o.timeout;
     comm.job_id = o.job_id;
+    comm.rank = o.rank;
+    comm.world_size = o.world_size;
     // CUDA: one GPU per device thread, from the process's first.
     for (int i = 0; i < threads; ++i)
       runtimes_.push_back(std::make_unique<DeviceRuntime>(

@@ -188,15 +188,7 @@ TEST(Launch, EveryWorkerOfALaunchSharesItsJobId) {
 // job A's rank 0 reaches it first. A must fail at once naming both jobs,
 // and B, once its rank 0 starts, must train as if A had never come.
 TEST(Launch, TwoJobsOnTheSamePortsStayApart) {
-  int base = 0;
-  for (int tries = 0; tries < 20 && base == 0; ++tries) {
-    int p = ctp::net::pick_free_port();
-    try {
-      if (p < 65535) ctp::net::listen_on("127.0.0.1", p + 1, "probe");
-      base = p;
-    } catch (const ctp::Error&) {
-    }
-  }
+  const int base = free_port_pair();
   ASSERT_NE(base, 0);
   ctp::test::TempDir dir("two_jobs");
   const std::string go = dir / "go";

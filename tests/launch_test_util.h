@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "executor/rendezvous/rendezvous_socket.h"
+
 namespace ctp::test {
 
 struct CliRun {
@@ -133,6 +135,20 @@ inline std::vector<pid_t> still_running_after(const std::vector<pid_t>& pids, st
     if (running.empty() || std::chrono::steady_clock::now() >= end) return running;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+// A free port P whose neighbour P+1 is free too (for --base-port with two
+// workers); 0 when none was found.
+inline int free_port_pair() {
+  for (int tries = 0; tries < 20; ++tries) {
+    const int p = net::pick_free_port();
+    try {
+      if (p < 65535) net::listen_on("127.0.0.1", p + 1, "probe");
+      return p;
+    } catch (const Error&) {
+    }
+  }
+  return 0;
 }
 
 }  // namespace ctp::test

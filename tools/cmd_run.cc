@@ -72,6 +72,8 @@ void run(const RunArgs& a) {
                      std::to_string(world_size) + ")");
   CommOptions comm;
   comm.job_id = id.job_id;
+  comm.rank = rank;
+  comm.world_size = world_size;
   if (a.timeout_s) {
     try {
       comm.timeout = timeout_from_seconds(*a.timeout_s, "--timeout");

@@ -29,6 +29,12 @@ struct CommOptions {
   // The job this process belongs to (CTP_JOB_ID from ctp launch; empty when
   // unknown): rendezvous only with ranks of the same job.
   std::string job_id;
+  // This process's rank and the job's number of processes, when the caller
+  // knows them (-1: unknown). The ring set-up ops refuse a program
+  // transpiled for another rank or another number of ranks before they talk
+  // to anyone (ops/common/collective_init.h).
+  int rank = -1;
+  int world_size = -1;
 };
 
 // A device's queue of work (CUDA: a cudaStream_t), opaque to the runtime.

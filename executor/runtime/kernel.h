@@ -47,10 +47,13 @@ struct RunServices {
   uint64_t seed = 0;
   uint64_t step = 0;  // steps this executor has completed; the executor advances it
   FeedFetchLists* feed_fetch = nullptr;  // null: feed/fetch ops are an error
-  // Before its first step, an executor whose block runs collectives on rings
-  // that already exist checks with its peers that they run the same
-  // collectives in the same order (a mismatch is an error on every rank,
-  // not a hang); see executor/communicator_schedule.h.
+  // In its first step, before its first communicating op that can use a
+  // ring (a main program's first collective; in a startup program, the op
+  // after its first ring's set-up), an executor checks with its peers that
+  // they run the same ring set-ups and collectives on the same vars in the
+  // same order from there (a mismatch is an error on every rank, not a hang,
+  // an abort in Gloo or silently different parameters); see
+  // executor/communicator_schedule.h.
   bool verify_collective_schedule = true;
   RunCounters counters;
   // When set, the executor times every op of every step into it (see

@@ -47,6 +47,21 @@ std::string id_bytes(KernelContext& ctx) {
   return std::string(static_cast<const char*>(t.raw_data()), t.bytes());
 }
 
+// The program's place in the job against the process's (CommOptions::rank
+// and world_size, when known); `what` names the attributes.
+void check_program_identity(const CommOptions& options, int program_rank, int program_ranks,
+                            const std::string& what, const SourceLocation& at) {
+  if (options.world_size > 0 && program_ranks != options.world_size)
+    throw Error(at, "the program was transpiled for " + std::to_string(program_ranks) +
+                        " rank(s) (" + what + "), but this job has " +
+                        std::to_string(options.world_size) + " process(es)");
+  if (options.rank >= 0 && program_rank != options.rank)
+    throw Error(at, "the program was transpiled for rank " + std::to_string(program_rank) +
+                        " (" + what + "), but this process is rank " +
+                        std::to_string(options.rank) +
+                        " (give each rank its own program, e.g. {rank} in the paths of ctp run)");
+}
+
 // Joins rank `rank` of a ring across processes from the id in input X.
 void connect_ring(KernelContext& ctx, int rank, int nranks, int ring_id) {
   CommunicatorManager& m = comms(ctx);
@@ -76,6 +91,8 @@ void gen_unique_id_kernel(KernelContext& ctx) {
   const std::vector<std::string> others =
       ctx.strings_attr("other_endpoints", std::vector<std::string>{});
   // The exchange's errors name the endpoints they are about.
+  check_program_identity(m.options(), static_cast<int>(rank), static_cast<int>(others.size()) + 1,
+                         "its c_gen_nccl_id", ctx.location());
   SourceLocation at = ctx.location();
   at.rank = rank;
   RingIdExchange* exchange = nullptr;
@@ -116,9 +133,10 @@ void comm_init_kernel(KernelContext& ctx) {
     throw ctx.error("this process drives " + std::to_string(m.local_size()) +
                 " device threads: their rings come from c_comm_init_multitrainer or "
                 "c_comm_init_all, not c_comm_init");
-  connect_ring(ctx, static_cast<int>(ctx.int_attr("rank")),
-               static_cast<int>(ctx.int_attr("nranks")),
-               static_cast<int>(ctx.int_attr("ring_id", 0)));
+  const int rank = static_cast<int>(ctx.int_attr("rank"));
+  const int nranks = static_cast<int>(ctx.int_attr("nranks"));
+  check_program_identity(m.options(), rank, nranks, "its c_comm_init", ctx.location());
+  connect_ring(ctx, rank, nranks, static_cast<int>(ctx.int_attr("ring_id", 0)));
 }
 
 void comm_init_multitrainer_kernel(KernelContext& ctx) {
@@ -128,6 +146,8 @@ void comm_init_multitrainer_kernel(KernelContext& ctx) {
   if (ntrainers < 1 || trainer_id < 0 || trainer_id >= ntrainers)
     throw ctx.error("trainer_id " + std::to_string(trainer_id) +
                 " must be in [0, ntrainers=" + std::to_string(ntrainers) + ")");
+  check_program_identity(m.options(), trainer_id, ntrainers, "its c_comm_init_multitrainer",
+                         ctx.location());
   const int local = m.local_size();
   connect_ring(ctx, trainer_id * local + m.local_rank(), ntrainers * local,
                static_cast<int>(ctx.int_attr("ring_id", 0)));

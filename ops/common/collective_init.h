@@ -14,6 +14,14 @@
 //   c_comm_init_all           joins a ring among the device threads of this
 //                             process
 //
+// Each checks the program's own rank and rank count (c_gen_nccl_id's `rank`
+// and endpoints, c_comm_init's `rank` and `nranks`, the multi-trainer op's
+// `trainer_id` and `ntrainers`) against the process's CommOptions::rank and
+// world_size when those are known, before any exchange: a program
+// transpiled for another rank, or for another number of ranks, stops at
+// once instead of running as another rank or waiting out the timeout. (Rings
+// across processes span every process of the job: ctp makes no others.)
+//
 // With several device threads in a process, local rank 0 fetches or makes
 // the id and hands it to the others; when one thread fails, the thread group
 // is aborted so that the others stop waiting for it. Each device's kernel
