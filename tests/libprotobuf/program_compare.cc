@@ -102,7 +102,12 @@ class Differ {
       const auto* field = descriptor->FindFieldByNumber(static_cast<int>(desc));
       if (!reflection->HasField(t, field)) return differ(place, "tensor description: ctp only");
       const auto& m = reflection->GetMessage(t, field);
-      if (kind_has_lod_level(v.type))
+      // LoDTensorArrayDesc has LoDTensorDesc's fields but is a class of its
+      // own: each is read as what it is.
+      if (v.type == VarKind::LOD_TENSOR_ARRAY)
+        lod_tensor(place, v.dtype, v.shape, v.lod_level,
+                   static_cast<const pb::VarType::LoDTensorArrayDesc&>(m));
+      else if (kind_has_lod_level(v.type))
         lod_tensor(place, v.dtype, v.shape, v.lod_level,
                    static_cast<const pb::VarType::LoDTensorDesc&>(m));
       else
