@@ -22,25 +22,12 @@ namespace {
 
 using namespace std::chrono_literals;
 using testing_comm::add_comm_init;
+using testing_comm::as_rank;
 using testing_comm::describe;
 using testing_comm::local_endpoints;
 using testing_comm::require;
 using testing_comm::run_block;
 using testing_comm::run_ranks;
-
-// Sets a rank up (ring 0, plus `extra_rings`), then runs `body`.
-void as_rank(int rank, const std::vector<std::string>& endpoints, std::chrono::milliseconds timeout,
-             const std::function<void(Scope&, RunServices&, CommunicatorManager&)>& body,
-             int rings = 1) {
-  CommunicatorManager comms(CommOptions{timeout, 20ms});
-  RunServices services;
-  services.comms = &comms;
-  Scope scope;
-  ProgramBuilder startup;
-  for (int ring = 0; ring < rings; ++ring) add_comm_init(startup, endpoints, rank, ring);
-  run_block(startup.program().global_block(), scope, services);
-  body(scope, services, comms);
-}
 
 // Runs one op through its kernel.
 void run_op(Scope& scope, RunServices& services, Op op) {

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "executor/runtime/communicator.h"
 #include "executor/runtime/kernel.h"
 #include "executor/rendezvous/rendezvous_socket.h"
 #include "program_ir/builder.h"
@@ -59,6 +60,21 @@ inline void add_comm_init(ProgramBuilder& pb, const std::vector<std::string>& en
   else
     pb.op("c_comm_init").in("X", id_var).attr("nranks", nranks).attr("rank", rank)
         .attr("ring_id", ring_id);
+}
+
+// Sets a rank up over `endpoints` (rings 0 .. rings-1), then runs `body`.
+inline void as_rank(int rank, const std::vector<std::string>& endpoints,
+                    std::chrono::milliseconds timeout,
+                    const std::function<void(Scope&, RunServices&, CommunicatorManager&)>& body,
+                    int rings = 1) {
+  CommunicatorManager comms(CommOptions{timeout, std::chrono::milliseconds(20)});
+  RunServices services;
+  services.comms = &comms;
+  Scope scope;
+  ProgramBuilder startup;
+  for (int ring = 0; ring < rings; ++ring) add_comm_init(startup, endpoints, rank, ring);
+  run_block(startup.program().global_block(), scope, services);
+  body(scope, services, comms);
 }
 
 struct RankOutcome {

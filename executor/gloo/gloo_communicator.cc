@@ -17,6 +17,7 @@
 
 #include "executor/runtime/communicator_reduce.h"
 #include "executor/gloo/gloo_store.h"
+#include "executor/rendezvous/peer_liveness.h"
 
 namespace ctp {
 namespace {
@@ -57,6 +58,18 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
+// Heartbeats every tenth of the timeout (10 ms to 1 s); a peer silent for
+// half the timeout (at least three beats, at most 10 s) has stalled.
+std::chrono::milliseconds heartbeat_interval(const CommOptions& o) {
+  return std::clamp<std::chrono::milliseconds>(o.timeout / 10, std::chrono::milliseconds(10),
+                                               std::chrono::seconds(1));
+}
+std::chrono::milliseconds stall_threshold(const CommOptions& o) {
+  return std::max<std::chrono::milliseconds>(
+      3 * heartbeat_interval(o),
+      std::min<std::chrono::milliseconds>(o.timeout / 2, std::chrono::seconds(10)));
+}
+
 std::string default_label() {
   char host[256] = {0};
   ::gethostname(host, sizeof(host) - 1);
@@ -65,19 +78,17 @@ std::string default_label() {
 
 class GlooCommunicator final : public Communicator {
  public:
-  GlooCommunicator(const GlooRingSetup& setup, std::shared_ptr<StoreClient> client,
+  GlooCommunicator(const GlooRingSetup& setup, std::unique_ptr<PeerLiveness> liveness,
                    std::shared_ptr<gloo::transport::Device> device,
                    std::shared_ptr<gloo::rendezvous::Context> context)
-      : setup_(setup), client_(std::move(client)), device_(std::move(device)),
+      : setup_(setup), liveness_(std::move(liveness)), device_(std::move(device)),
         context_(std::move(context)) {}
 
   ~GlooCommunicator() override {
-    // Goodbye first, so that the store does not report this rank as dead
-    // when its connections close.
-    try {
-      client_->close();
-    } catch (...) {
-    }
+    // Goodbye first (saying whether this rank stops after a failure), so
+    // that the peers do not report it as dead when its connections close.
+    if (liveness_ && !broken_.empty()) liveness_->mark_failed();
+    liveness_.reset();
     SigpipeBlock guard;
     context_.reset();
     device_.reset();
@@ -187,58 +198,60 @@ class GlooCommunicator final : public Communicator {
     }
   }
 
-  // Asks the store which peers are gone. A dead peer's connections close at
-  // once, but the store may learn of it a moment after Gloo does, so an I/O
-  // failure waits briefly for the store's verdict; a timeout does not (the
-  // store had the whole timeout to notice a death).
+  // Names the peers that died, stalled or left, from this rank's own view
+  // of them (PeerLiveness: no store, so nothing depends on rank 0). A dead
+  // peer's connections close at once, but its liveness connection may be
+  // seen a moment after Gloo's, so an I/O failure waits briefly for it; a
+  // timeout does not (a stalled peer has been silent for the timeout).
   std::string explain_failure(bool timed_out) {
-    auto grace = timed_out ? std::chrono::milliseconds(0)
-                           : std::min<std::chrono::milliseconds>(std::chrono::seconds(2),
-                                                                 setup_.options.timeout);
-    net::Deadline deadline = net::deadline_after(grace);
-    auto others = [&](std::vector<LostPeer> peers) {
-      peers.erase(std::remove_if(peers.begin(), peers.end(),
-                                 [&](const LostPeer& p) { return p.rank == rank(); }),
-                  peers.end());
-      return peers;
-    };
-    auto list = [](const std::vector<LostPeer>& peers) {
+    if (!liveness_) return timed_out ? "timed out after " + net::duration_text(setup_.options.timeout)
+                                     : std::string("the connection to a peer failed");
+    if (!timed_out)
+      liveness_->wait_for_departure(std::min<std::chrono::milliseconds>(
+          std::chrono::seconds(2), setup_.options.timeout));
+    std::vector<PeerLiveness::Peer> died, stalled, failed, left;
+    for (PeerLiveness::Peer& p : liveness_->peers()) {
+      switch (p.state) {
+        case PeerLiveness::State::kDied: died.push_back(std::move(p)); break;
+        case PeerLiveness::State::kStalled: stalled.push_back(std::move(p)); break;
+        case PeerLiveness::State::kLeftAfterFailure: failed.push_back(std::move(p)); break;
+        case PeerLiveness::State::kLeft: left.push_back(std::move(p)); break;
+        case PeerLiveness::State::kAlive: break;
+      }
+    }
+    auto list = [](const std::vector<PeerLiveness::Peer>& peers) {
       std::string out = peers.size() == 1 ? "peer " : "peers ";
       for (std::size_t i = 0; i < peers.size(); ++i)
         out += (i ? ", " : "") + std::string("rank ") + std::to_string(peers[i].rank) + " (" +
                peers[i].label + ")";
       return out;
     };
-    std::vector<LostPeer> departed;
-    for (;;) {
-      std::vector<LostPeer> lost;
-      try {
-        lost = others(client_->lost_peers());
-        departed = others(client_->departed_peers());
-      } catch (const std::exception&) {
-        // The store's host is gone; its last words may still say who died
-        // first (rank 0 often exits right after noticing a dead peer).
-        std::string gone = "rank 0, which hosts this ring's rendezvous store at " +
-                           setup_.store.endpoint.to_string() + ", is gone (it died or exited)";
-        auto seen = others(client_->seen_losses(std::chrono::milliseconds(500)));
-        if (!seen.empty()) return list(seen) + " died, and since then " + gone;
-        return gone;
-      }
-      if (!lost.empty()) return list(lost) + (lost.size() == 1 ? " died" : " died (in this order)");
-      if (net::Clock::now() >= deadline) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::vector<std::string> parts;
+    if (!died.empty()) parts.push_back(list(died) + " died");
+    if (!stalled.empty()) {
+      std::string silent;
+      for (const auto& p : stalled)
+        silent += (silent.empty() ? "" : ", ") + net::duration_text(p.silent);
+      parts.push_back(list(stalled) + " stalled (no sign of life for " + silent +
+                      ": the process is stopped or hung)");
     }
-    if (!departed.empty())
-      return list(departed) + " closed the communicator while this rank still ran collectives "
-                              "(the ranks ran different numbers of collectives)";
+    if (!failed.empty())
+      parts.push_back(list(failed) + " stopped after a failure of " +
+                      (failed.size() == 1 ? "its" : "their") + " own");
+    if (!left.empty())
+      parts.push_back(list(left) + " closed the communicator while this rank still ran "
+                                   "collectives (the ranks ran different numbers of collectives)");
+    std::string out;
+    for (const std::string& part : parts) out += (out.empty() ? "" : "; ") + part;
+    if (!out.empty()) return out;
     if (timed_out)
       return "timed out after " + net::duration_text(setup_.options.timeout) +
-             " (no peer died: a peer is stalled or runs a different collective schedule)";
+             " (no peer died or stalled: a peer is slow or runs a different collective schedule)";
     return "the connection to a peer failed";
   }
 
   GlooRingSetup setup_;
-  std::shared_ptr<StoreClient> client_;
+  std::unique_ptr<PeerLiveness> liveness_;  // null for a ring of one
   std::shared_ptr<gloo::transport::Device> device_;
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::mutex mu_;
@@ -254,15 +267,21 @@ std::unique_ptr<Communicator> connect_gloo_ring(const GlooRingSetup& setup) {
     throw Error(at, "rank must be in [0, nranks)");
   std::string label = setup.label.empty() ? default_label() : setup.label;
   std::shared_ptr<StoreClient> client;
+  std::string bind_host = setup.bind_host;
+  std::unique_ptr<PeerLiveness> liveness;
   try {
     client = std::make_shared<StoreClient>(setup.store, setup.rank, label, setup.options.timeout);
-    client->watch_losses();
+    if (bind_host.empty())
+      bind_host = is_loopback(setup.store.endpoint.host) ? "127.0.0.1" : client->local_host();
+    if (setup.size > 1) {
+      liveness = std::make_unique<PeerLiveness>(setup.rank, setup.size, label, bind_host,
+                                                setup.store.token, heartbeat_interval(setup.options),
+                                                stall_threshold(setup.options));
+      client->set("live/" + std::to_string(setup.rank), liveness->address());
+    }
   } catch (const std::exception& e) {
     throw Error(at, e.what());
   }
-  std::string bind_host = setup.bind_host;
-  if (bind_host.empty())
-    bind_host = is_loopback(setup.store.endpoint.host) ? "127.0.0.1" : client->local_host();
 
   SigpipeBlock guard;  // Gloo's event-loop thread starts here and inherits the mask
   try {
@@ -273,7 +292,16 @@ std::unique_ptr<Communicator> connect_gloo_ring(const GlooRingSetup& setup) {
     context->setTimeout(setup.options.timeout);
     GlooStore store(client, "gloo/");
     context->connectFullMesh(store, device);
-    return std::make_unique<GlooCommunicator>(setup, client, device, context);
+    if (liveness) {
+      std::vector<std::string> addresses;
+      for (int r = 0; r < setup.size; ++r)
+        addresses.push_back(client->get("live/" + std::to_string(r)));
+      liveness->connect(addresses, net::deadline_after(setup.options.timeout));
+    }
+    // From here the ranks watch each other: the store (and rank 0, its
+    // host) is no longer asked anything, so no rank's liveness depends on it.
+    client->close();
+    return std::make_unique<GlooCommunicator>(setup, std::move(liveness), device, context);
   } catch (const std::exception& e) {
     throw Error(at, "through the store at " + setup.store.endpoint.to_string() + ": " +
                 e.what());

@@ -3,10 +3,14 @@
 // c_gen_nccl_id's unique id carries), build a full mesh of TCP pairs, and
 // then run Gloo's collectives with the communicator's timeout on every op.
 //
-// When an op fails (a peer died, a peer stalled past the timeout) the error
-// names this rank, the ring and the op, and asks the store which peers are
-// gone, so that it can say "peer rank 2 (127.0.0.1:6172) died". The
-// communicator is then broken: later ops fail at once with the same cause.
+// Once the mesh is built, every rank also watches every other directly
+// (PeerLiveness: heartbeats and goodbyes on connections of their own), and
+// the store is no longer used: rank 0 is watched like any other rank. When
+// an op fails (a peer died, stalled past the timeout, or left) the error
+// names this rank, the ring and the op, and what this rank saw of its peers:
+// "peer rank 2 (127.0.0.1:6172) died", "peer rank 0 (...) stalled (no sign
+// of life for 2 s ...)". The communicator is then broken: later ops fail at
+// once with the same cause.
 //
 // Only compiled with Gloo (CTP_HAVE_GLOO); this header exposes no Gloo type.
 #pragma once
