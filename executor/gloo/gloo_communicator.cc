@@ -206,18 +206,30 @@ class GlooCommunicator final : public Communicator {
   std::string explain_failure(bool timed_out) {
     if (!liveness_) return timed_out ? "timed out after " + net::duration_text(setup_.options.timeout)
                                      : std::string("the connection to a peer failed");
-    if (!timed_out)
-      liveness_->wait_for_departure(std::min<std::chrono::milliseconds>(
-          std::chrono::seconds(2), setup_.options.timeout));
+    const auto grace =
+        std::min<std::chrono::milliseconds>(std::chrono::seconds(2), setup_.options.timeout);
+    if (!timed_out) liveness_->wait_for_departure(grace);
     std::vector<PeerLiveness::Peer> died, stalled, failed, left;
-    for (PeerLiveness::Peer& p : liveness_->peers()) {
-      switch (p.state) {
-        case PeerLiveness::State::kDied: died.push_back(std::move(p)); break;
-        case PeerLiveness::State::kStalled: stalled.push_back(std::move(p)); break;
-        case PeerLiveness::State::kLeftAfterFailure: failed.push_back(std::move(p)); break;
-        case PeerLiveness::State::kLeft: left.push_back(std::move(p)); break;
-        case PeerLiveness::State::kAlive: break;
+    // A peer that stopped after a failure of its own is often an echo: it
+    // saw a third rank die first, and its goodbye can arrive before this
+    // rank sees that death. So while only such peers are known, wait (up to
+    // the grace) for the one that died.
+    const auto until = net::Clock::now() + grace;
+    for (;;) {
+      died.clear(), stalled.clear(), failed.clear(), left.clear();
+      for (PeerLiveness::Peer& p : liveness_->peers()) {
+        switch (p.state) {
+          case PeerLiveness::State::kDied: died.push_back(std::move(p)); break;
+          case PeerLiveness::State::kStalled: stalled.push_back(std::move(p)); break;
+          case PeerLiveness::State::kLeftAfterFailure: failed.push_back(std::move(p)); break;
+          case PeerLiveness::State::kLeft: left.push_back(std::move(p)); break;
+          case PeerLiveness::State::kAlive: break;
+        }
       }
+      if (timed_out || !died.empty() || !stalled.empty() || failed.empty() ||
+          net::Clock::now() >= until)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     auto list = [](const std::vector<PeerLiveness::Peer>& peers) {
       std::string out = peers.size() == 1 ? "peer " : "peers ";
