@@ -118,9 +118,14 @@ void gen_unique_id_kernel(KernelContext& ctx) {
       fail(m, at, e);
     }
   }
-  if (LocalGroup* group = m.thread_group())
-    id = group->share_from_leader(m.local_rank(), id,
-                                  at.to_string() + ": sharing the unique id");
+  if (LocalGroup* group = m.thread_group()) {
+    try {
+      id = group->share_from_leader(m.local_rank(), id, "sharing the unique id");
+    } catch (Error& e) {
+      e.locate(at);
+      throw;
+    }
+  }
   // The id is host data (a RAW var) on every device.
   Tensor& out = ctx.output("Out");
   out.resize(DataType::UINT8, {static_cast<int64_t>(id.size())});
