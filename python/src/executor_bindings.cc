@@ -52,7 +52,7 @@ DataType dtype_of(const py::dtype& d) {
   if (kind == 'i' && size == 1) return DataType::INT8;
   if (kind == 'u' && size == 1) return DataType::UINT8;
   if (kind == 'b' && size == 1) return DataType::BOOL;
-  throw py::type_error("no ctp dtype for NumPy dtype " + py::str(d).cast<std::string>());
+  throw py::type_error("no ctp dtype for NumPy dtype " + d.attr("name").cast<std::string>());
 }
 
 py::dtype numpy_dtype(DataType dtype) {

@@ -3,6 +3,8 @@ two workers started by `ctp launch`."""
 import os
 import subprocess
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -11,11 +13,11 @@ import ctp
 from conftest import SOURCE_DIR
 
 
-def mul_program():
+def mul_program(rows=3, cols=2):
     b = ctp.ProgramBuilder()
-    b.data("x", [-1, 3])
-    b.param("w", [3, 2])
-    b.tmp("y", [-1, 2])
+    b.data("x", [-1, rows])
+    b.param("w", [rows, cols])
+    b.tmp("y", [-1, cols])
     b.op("mul").input("X", "x").input("Y", "w").output("Out", "y")
     return b.build()
 
@@ -50,6 +52,38 @@ def test_sample_mlp_trains_on_one_worker():
     losses = [float(step.run(scope, feed={model.input: features, model.label: labels},
                              fetch=[model.loss])[0][0]) for _ in range(30)]
     assert losses[-1] < 0.5 * losses[0], losses
+
+
+def test_a_long_run_lets_other_python_threads_run():
+    # Executor.run releases the GIL while the program runs: another Python
+    # thread keeps running inside the call's window. Were the GIL held, that
+    # thread could not take a single step between the call's entry and return.
+    n = 800
+    runtime = ctp.DeviceRuntime("cpu")
+    scope = ctp.Scope()
+    runtime.bind(scope, "w", np.ones((n, n), np.float32))
+    exe = ctp.Executor(mul_program(n, n), runtime)
+    x = np.ones((n, n), np.float32)
+    window = {}
+
+    def run_long():
+        window["start"] = time.perf_counter()
+        exe.run(scope, feed={"x": x}, fetch=["y"])
+        window["end"] = time.perf_counter()
+
+    worker = threading.Thread(target=run_long)
+    steps = []
+    worker.start()
+    while worker.is_alive():
+        steps.append(time.perf_counter())
+        time.sleep(0)  # lets the worker take the GIL back when it wants it
+    worker.join()
+    start, end = window["start"], window["end"]
+    assert end - start > 0.05, f"the runs took {end - start:.3f} s: too short to tell"
+    margin = 0.1 * (end - start)
+    during = [t for t in steps if start + margin < t < end - margin]
+    assert len(during) >= 3, (f"{len(during)} steps of the other thread in the middle of "
+                              f"{end - start:.3f} s of runs")
 
 
 def test_errors_name_their_place():
