@@ -123,6 +123,25 @@ TEST(KernelsGrad, SoftmaxWithCrossEntropySoftLabel) {
                   .attrs = {{"soft_label", Attribute(true)}}});
 }
 
+TEST(KernelsGrad, Softmax) {
+  check_gradient({.type = "softmax", .inputs = {{"X", random_tensor({3, 4}, 45)}}});
+  check_gradient({.type = "softmax",
+                  .inputs = {{"X", random_tensor({2, 3, 2}, 46)}},
+                  .attrs = {{"axis", Attribute(int32_t{1})}}});
+}
+
+TEST(KernelsGrad, CrossEntropy2) {
+  // Probabilities in (0.1, 1); row 2 is ignored.
+  const std::vector<double> x = test::random_values(12, 47, 0.1, 1.0);
+  check_gradient({.type = "cross_entropy2",
+                  .inputs = {{"X", test::tensor<double>({4, 3}, x)},
+                             {"Label", test::tensor<int64_t>({4, 1}, {2, 0, -100, 1})}},
+                  .outputs = {"Y", "XShape", "MatchX"},
+                  .objective = "Y",
+                  .wrt = {"X"},
+                  .grad_type = "cross_entropy_grad2"});  // Paddle's name for it
+}
+
 TEST(KernelsGrad, Mean) {
   check_gradient({.type = "mean", .inputs = {{"X", random_tensor({3, 4}, 51)}}});
 }

@@ -77,7 +77,7 @@ void expect_near(const std::vector<T>& actual, const std::vector<T>& expected, d
 
 // A gradient check: the forward op's inputs (FP64 unless given otherwise),
 // its output slots, which output feeds the objective sum(W * out), and the
-// input slots to differentiate. The `<type>_grad` op gets every forward input
+// input slots to differentiate. The `<type>_grad` op (or `grad_type`) gets every forward input
 // and output plus `<objective>@GRAD` = W, and writes `<slot>@GRAD`.
 struct GradCheck {
   std::string type;
@@ -88,6 +88,7 @@ struct GradCheck {
   std::vector<NamedAttribute> attrs;
   double step = 1e-6;
   double tolerance = 1e-6;  // relative to max(1, |numeric|)
+  std::string grad_type;    // empty: `<type>_grad`
 };
 
 inline void check_gradient(const GradCheck& c) {
@@ -117,7 +118,8 @@ inline void check_gradient(const GradCheck& c) {
   for (const Slot& s : fwd_out) grad_in.push_back(s);
   grad_in.push_back({c.objective + "@GRAD", {"weights"}});
   for (const std::string& slot : c.wrt) grad_out.push_back({slot + "@GRAD", {"grad_" + slot}});
-  run_op(scope, make_op(c.type + "_grad", grad_in, grad_out, c.attrs));
+  run_op(scope, make_op(c.grad_type.empty() ? c.type + "_grad" : c.grad_type, grad_in, grad_out,
+                        c.attrs));
 
   for (const std::string& slot : c.wrt) {
     SCOPED_TRACE(c.type + " d/d" + slot);

@@ -156,6 +156,31 @@ inline std::vector<RuleCase> rule_cases() {
                    {{"x", f32({4, 10})}, {"y", filled(DataType::INT64, {4, 2})}},
                    "input Label 'y' has shape [4, 2], expected [4, 1] for input Logits 'x' "
                    "[4, 10] (hard labels)"});
+  cases.push_back({"SoftmaxAxis",
+                   rule_op("softmax", {x}, {out}, {{"axis", Attribute(int32_t{2})}}),
+                   {{"x", f32({2, 3})}}, "axis 2 is out of range for rank 2"});
+  cases.push_back({"SoftmaxGradShapes", rule_op("softmax_grad", {{"Out", {"x"}}, dout}, {dx}),
+                   {{"x", f32({2, 3})}, {"dout", f32({3, 2})}},
+                   "input Out@GRAD 'dout' has shape [3, 2], expected the shape of input Out 'x' "
+                   "[2, 3]"});
+  const std::vector<Slot> xent_out = {{"Y", {"loss"}}, {"XShape", {"xs"}}, {"MatchX", {"mx"}}};
+  cases.push_back({"CrossEntropy2LabelShape",
+                   rule_op("cross_entropy2", {x, {"Label", {"y"}}}, xent_out),
+                   {{"x", f32({4, 10})}, {"y", filled(DataType::INT64, {4, 2})}},
+                   "input Label 'y' has shape [4, 2], expected [4, 1] or [4] for input X 'x' "
+                   "[4, 10] (one class per row)"});
+  cases.push_back({"CrossEntropy2LabelDtype",
+                   rule_op("cross_entropy2", {x, {"Label", {"y"}}}, xent_out),
+                   {{"x", f32({4, 10})}, {"y", f32({4, 1})}},
+                   "input Label 'y' has dtype FP32; hard labels are INT64 or INT32"});
+  cases.push_back({"CrossEntropyGrad2OutGrad",
+                   rule_op("cross_entropy_grad2",
+                           {{"Label", {"y"}}, {"MatchX", {"mx"}}, {"XShape", {"xs"}}, dy}, {dx}),
+                   {{"y", filled(DataType::INT64, {4, 1})},
+                    {"mx", f32({4, 1})},
+                    {"xs", f32({4, 10, 0})},
+                    {"dy", f32({5, 1})}},
+                   "input Y@GRAD 'dy' has shape [5, 1], expected [4, 1]"});
   cases.push_back({"SplitSections",
                    rule_op("split", {x}, {{"Out", {"p", "q"}}},
                            {{"sections", Attribute(std::vector<int32_t>{2, 3})}}),

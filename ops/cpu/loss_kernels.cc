@@ -1,7 +1,9 @@
 // softmax_with_cross_entropy and its gradient, along any axis, with hard
-// (integer class) or soft (distribution) labels. The forward pass works in
+// (integer class) or soft (distribution) labels; cross_entropy2 (hard labels
+// on probabilities, the last axis) and its gradient. The forward pass works in
 // log space (x - max - log(sum(exp(x - max)))), so large logits neither
 // overflow nor take the log of zero.
+#include <algorithm>
 #include <cmath>
 
 #include "ops/cpu/cpu_kernel_util.h"
@@ -10,12 +12,16 @@
 namespace ctp::cpu {
 namespace {
 
+// The label of `row` as stored (INT32 or INT64, as the rules require).
+int64_t label_value(const Tensor& label, int64_t row) {
+  return label.dtype() == DataType::INT32 ? label.data<int32_t>()[row]
+                                          : label.data<int64_t>()[row];
+}
+
 // The class of row (o, i), or -1 for ignore_index.
 int64_t hard_label(KernelContext& ctx, const Tensor& label,
                    const meta::SoftmaxCrossEntropyMeta& l, int64_t row) {
-  return meta::hard_label_class(ctx, l, row,
-                                label.dtype() == DataType::INT32 ? label.data<int32_t>()[row]
-                                                                 : label.data<int64_t>()[row]);
+  return meta::hard_label_class(ctx, l, row, label_value(label, row));
 }
 
 void softmax_with_cross_entropy(KernelContext& ctx) {
@@ -100,8 +106,64 @@ void softmax_with_cross_entropy_grad(KernelContext& ctx) {
   });
 }
 
+// -log(p) of each row's labelled probability, kept as MatchX for the
+// gradient; an ignored row has loss 0 (and MatchX 0). As in Paddle, log(0)
+// counts as -1e20, so a zero probability gives a large finite loss.
+void cross_entropy2(KernelContext& ctx) {
+  const Tensor x = ctx.input("X");
+  const Tensor& label = ctx.input("Label");
+  const meta::CrossEntropy2Meta m = meta::cross_entropy2(ctx, meta_of(x), meta_of(label));
+  Tensor& y = ctx.output("Y");
+  Tensor& match_x = ctx.output("MatchX");
+  Tensor& xshape = ctx.output("XShape");
+  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+    y.resize(x.dtype(), m.y_shape);
+    match_x.resize(x.dtype(), m.match_x_shape);
+    xshape.resize(x.dtype(), m.xshape_shape);  // no elements: only its shape is read
+    const T* xp = x.data<T>();
+    T* yp = y.data<T>();
+    T* mp = match_x.data<T>();
+    for (int64_t row = 0; row < m.rows; ++row) {
+      const int64_t c =
+          meta::hard_label_class(ctx, m.classes, m.ignore_index, row, label_value(label, row));
+      if (c < 0) {
+        yp[row] = mp[row] = T(0);
+        continue;
+      }
+      mp[row] = xp[row * m.classes + c];
+      T log_p = std::log(mp[row]);
+      if (std::isinf(log_p)) log_p = log_p < 0 ? T(-1e20) : T(1e20);
+      yp[row] = -log_p;
+    }
+  });
+}
+
+// d Y / d X: -dY / MatchX at each row's label, 0 elsewhere and on ignored rows.
+void cross_entropy_grad2(KernelContext& ctx) {
+  const Tensor& label = ctx.input("Label");
+  const Tensor& match_x = ctx.input("MatchX");
+  const Tensor& dy = ctx.input("Y@GRAD");
+  const meta::CrossEntropy2Meta m = meta::cross_entropy_grad2(
+      ctx, meta_of(ctx.input("XShape")), meta_of(label), meta_of(match_x), meta_of(dy));
+  Tensor& dx = ctx.output("X@GRAD");
+  dispatch_float(dy.dtype(), ctx, "Y@GRAD", [&]<typename T>() {
+    dx.resize(dy.dtype(), m.x_shape);
+    const T* g = dy.data<T>();
+    const T* p = match_x.data<T>();
+    T* d = dx.data<T>();
+    std::fill(d, d + dx.numel(), T(0));
+    for (int64_t row = 0; row < m.rows; ++row) {
+      const int64_t c =
+          meta::hard_label_class(ctx, m.classes, m.ignore_index, row, label_value(label, row));
+      if (c >= 0) d[row * m.classes + c] = -g[row] / p[row];
+    }
+  });
+}
+
 }  // namespace
 
+CTP_REGISTER_KERNEL(cross_entropy2, CPU, cross_entropy2);
+CTP_REGISTER_KERNEL(cross_entropy_grad2, CPU, cross_entropy_grad2);
 CTP_REGISTER_KERNEL(softmax_with_cross_entropy, CPU, softmax_with_cross_entropy);
 CTP_REGISTER_KERNEL(softmax_with_cross_entropy_grad, CPU, softmax_with_cross_entropy_grad);
 

@@ -216,10 +216,6 @@ __global__ void sum_kernel(SumInputs<T> in, int count, T* out, int64_t n) {
   }
 }
 
-__device__ inline int64_t label_at(const void* label, bool label64, int64_t row) {
-  return label64 ? static_cast<const int64_t*>(label)[row]
-                 : static_cast<int64_t>(static_cast<const int32_t*>(label)[row]);
-}
 
 template <typename T>
 __global__ void softmax_xent_kernel(const T* x, const void* label, bool label64, bool soft,

@@ -95,6 +95,23 @@ void softmax_cross_entropy_grad(const T* softmax, const void* label, bool label6
                                 bool use_softmax, int64_t ignore_index, const T* dloss, T* dx,
                                 int64_t outer, int64_t classes, int64_t inner, Stream s);
 
+// softmax over X viewed as [outer, classes, inner] (softmax_kernels.cu);
+// T also Half and BFloat16, computed in float. out may be x.
+template <typename T>
+void softmax(const T* x, T* out, int64_t outer, int64_t classes, int64_t inner, Stream s);
+template <typename T>
+void softmax_grad(const T* out, const T* dout, T* dx, int64_t outer, int64_t classes,
+                  int64_t inner, Stream s);
+// cross_entropy2 on `rows` rows of `classes` probabilities, hard labels as
+// above; an out-of-range label that is not ignore_index gives a NaN loss
+// (the host checks labels it holds).
+template <typename T>
+void cross_entropy2(const T* x, const void* label, bool label64, int64_t ignore_index, T* y,
+                    T* match_x, int64_t rows, int64_t classes, Stream s);
+template <typename T>
+void cross_entropy_grad2(const T* match_x, const void* label, bool label64, int64_t ignore_index,
+                         const T* dy, T* dx, int64_t rows, int64_t classes, Stream s);
+
 template <typename T> void mean(const T* x, T* out, int64_t n, Stream s);
 template <typename T> void mean_grad(const T* dout, T* dx, int64_t n, Stream s);
 

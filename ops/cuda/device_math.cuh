@@ -50,6 +50,12 @@ template <> __device__ inline BFloat16 narrow<BFloat16>(float v) {
   return BFloat16{__bfloat16_as_ushort(__float2bfloat16_rn(v))};
 }
 
+// A hard label as stored: INT64 (label64) or INT32.
+__device__ inline int64_t label_at(const void* label, bool label64, int64_t row) {
+  return label64 ? static_cast<const int64_t*>(label)[row]
+                 : static_cast<int64_t>(static_cast<const int32_t*>(label)[row]);
+}
+
 __device__ inline double load(Scalar s) {
   return s.fp64 ? *static_cast<const double*>(s.data)
                 : static_cast<double>(*static_cast<const float*>(s.data));

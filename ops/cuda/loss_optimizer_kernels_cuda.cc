@@ -1,4 +1,4 @@
-// CUDA kernels of softmax_with_cross_entropy (+grad) and the optimizers sgd,
+// CUDA kernels of softmax_with_cross_entropy, cross_entropy2 (+grads) and the optimizers sgd,
 // momentum and adam, under the rules of ops/schema/meta_nn.h and
 // meta_optimizer.h and with the CPU kernels' formulas. Scalars such
 // as the learning rate and Adam's beta powers are read on the GPU, so a step
@@ -22,15 +22,19 @@ launch::Stream stream_of(KernelContext& ctx) { return device_context(ctx).comput
 // Hard labels that arrive from the host (fed data) are checked there, as the
 // CPU kernel checks them; a label already on the GPU is not read back (an
 // out-of-range one then yields a NaN loss rather than a host round trip).
-const Tensor& checked_label(KernelContext& ctx, const meta::SoftmaxCrossEntropyMeta& l) {
+const Tensor& checked_label(KernelContext& ctx, int64_t classes, int64_t ignore_index) {
   const Tensor& raw = ctx.input("Label");
-  if (!l.soft_label && raw.device().kind == DeviceKind::CPU)
+  if (raw.device().kind == DeviceKind::CPU)
     for (int64_t row = 0; row < raw.numel(); ++row) {
-      meta::hard_label_class(ctx, l, row,
+      meta::hard_label_class(ctx, classes, ignore_index, row,
                              raw.dtype() == DataType::INT32 ? raw.data<int32_t>()[row]
                                                             : raw.data<int64_t>()[row]);
     }
   return device_input(ctx, "Label");
+}
+const Tensor& checked_label(KernelContext& ctx, const meta::SoftmaxCrossEntropyMeta& l) {
+  if (l.soft_label) return device_input(ctx, "Label");
+  return checked_label(ctx, l.classes, l.ignore_index);
 }
 
 void softmax_with_cross_entropy(KernelContext& ctx) {
@@ -62,6 +66,36 @@ void softmax_with_cross_entropy_grad(KernelContext& ctx) {
                                           l.use_softmax, l.ignore_index, dloss.data<T>(),
                                           dx.data<T>(), l.outer, l.classes, l.inner,
                                           stream_of(ctx));
+  });
+}
+
+void cross_entropy2(KernelContext& ctx) {
+  const Tensor x = device_input(ctx, "X");
+  const meta::CrossEntropy2Meta m =
+      meta::cross_entropy2(ctx, meta_of(x), meta_of(ctx.input("Label")));
+  const Tensor label = checked_label(ctx, m.classes, m.ignore_index);
+  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+    Tensor& y = device_output(ctx, "Y", 0, x.dtype(), m.y_shape);
+    Tensor& match_x = device_output(ctx, "MatchX", 0, x.dtype(), m.match_x_shape);
+    device_output(ctx, "XShape", 0, x.dtype(), m.xshape_shape);  // no elements: its shape
+    launch::cross_entropy2<T>(x.data<T>(), label.raw_data(), label.dtype() == DataType::INT64,
+                              m.ignore_index, y.data<T>(), match_x.data<T>(), m.rows, m.classes,
+                              stream_of(ctx));
+  });
+}
+
+void cross_entropy_grad2(KernelContext& ctx) {
+  const Tensor match_x = device_input(ctx, "MatchX");
+  const Tensor dy = device_input(ctx, "Y@GRAD");
+  const meta::CrossEntropy2Meta m =
+      meta::cross_entropy_grad2(ctx, meta_of(ctx.input("XShape")), meta_of(ctx.input("Label")),
+                                meta_of(match_x), meta_of(dy));
+  const Tensor label = checked_label(ctx, m.classes, m.ignore_index);
+  dispatch_float(dy.dtype(), ctx, "Y@GRAD", [&]<typename T>() {
+    Tensor& dx = device_output(ctx, "X@GRAD", 0, dy.dtype(), m.x_shape);
+    launch::cross_entropy_grad2<T>(match_x.data<T>(), label.raw_data(),
+                                   label.dtype() == DataType::INT64, m.ignore_index,
+                                   dy.data<T>(), dx.data<T>(), m.rows, m.classes, stream_of(ctx));
   });
 }
 
@@ -236,6 +270,8 @@ void launch_adam(KernelContext& ctx, const AdamKey& key, const launch::Optimizer
 }  // namespace
 
 CTP_REGISTER_KERNEL(softmax_with_cross_entropy, CUDA, softmax_with_cross_entropy);
+CTP_REGISTER_KERNEL(cross_entropy2, CUDA, cross_entropy2);
+CTP_REGISTER_KERNEL(cross_entropy_grad2, CUDA, cross_entropy_grad2);
 CTP_REGISTER_KERNEL(softmax_with_cross_entropy_grad, CUDA, softmax_with_cross_entropy_grad);
 // A run of independent updates (one per parameter): one launch per element
 // type, learning rate and attributes.

@@ -1,4 +1,5 @@
-// Neural-network layers: relu and softmax_with_cross_entropy, with grads.
+// Neural-network layers: relu, softmax, softmax_with_cross_entropy and
+// cross_entropy2, with grads.
 #include "ops/schema/defs_common.h"
 #include "ops/schema/meta_nn.h"
 
@@ -22,6 +23,47 @@ void infer_softmax_with_cross_entropy_grad(InferContext& ctx) {
 void infer_relu_grad(InferContext& ctx) {
   meta::relu_grad(ctx, ctx.input_meta("Out"), ctx.input_meta("Out@GRAD"));
   ctx.pass_through("Out", "X@GRAD");
+}
+
+void infer_softmax(InferContext& ctx) {
+  meta::softmax(ctx, ctx.input_meta("X"));
+  ctx.pass_through("X", "Out");
+}
+
+void infer_softmax_grad(InferContext& ctx) {
+  meta::softmax_grad(ctx, ctx.input_meta("Out"), ctx.input_meta("Out@GRAD"));
+  ctx.pass_through("Out", "X@GRAD");
+}
+
+void infer_cross_entropy2(InferContext& ctx) {
+  const TensorMeta x = ctx.input_meta("X");
+  const meta::CrossEntropy2Meta m = meta::cross_entropy2(ctx, x, ctx.input_meta("Label"));
+  ctx.set_output("Y", m.y_shape, x.dtype);
+  ctx.set_output("MatchX", m.match_x_shape, x.dtype);
+  ctx.set_output("XShape", m.xshape_shape, x.dtype);
+}
+
+void infer_cross_entropy_grad2(InferContext& ctx) {
+  const TensorMeta dy = ctx.input_meta("Y@GRAD");
+  const meta::CrossEntropy2Meta m =
+      meta::cross_entropy_grad2(ctx, ctx.input_meta("XShape"), ctx.input_meta("Label"),
+                                ctx.input_meta("MatchX"), dy);
+  ctx.set_output("X@GRAD", m.x_shape, dy.dtype);
+}
+
+// Paddle's softmax op maker (the oneDNN and cuDNN switches change nothing here).
+std::vector<AttrDef> softmax_attrs() {
+  return {attr("axis", Attribute(int32_t{-1})),
+          attr("use_cudnn", Attribute(false)),
+          attr("data_format", Attribute(std::string("AnyLayout"))),
+          attr("use_mkldnn", Attribute(false)),
+          attr("mkldnn_data_type", Attribute(std::string("float32"))),
+          attr("is_test", Attribute(false))};
+}
+
+// cross_entropy2 takes hard labels only (Paddle's maker has no soft_label).
+std::vector<AttrDef> cross_entropy2_attrs() {
+  return {attr("ignore_index", Attribute(int32_t{-100}))};
 }
 
 std::vector<AttrDef> softmax_with_cross_entropy_attrs() {
@@ -56,6 +98,23 @@ void add_nn_op_defs(OpRegistry& r) {
            {optional_one("Logits@GRAD")},
            softmax_with_cross_entropy_attrs()},
           infer_softmax_with_cross_entropy_grad);
+  add_def(r, {"softmax", {one("X")}, {one("Out")}, softmax_attrs()}, infer_softmax);
+  // softmax's grad reads the forward output, as relu's does.
+  add_def(r,
+          {"softmax_grad", {one("Out"), one("Out@GRAD")}, {optional_one("X@GRAD")}, softmax_attrs()},
+          infer_softmax_grad);
+  add_def(r,
+          {"cross_entropy2",
+           {one("X"), one("Label")},
+           {one("Y"), one("XShape"), one("MatchX")},
+           cross_entropy2_attrs()},
+          infer_cross_entropy2);
+  add_def(r,
+          {"cross_entropy_grad2",
+           {one("Label"), one("MatchX"), one("XShape"), one("Y@GRAD")},
+           {optional_one("X@GRAD")},
+           cross_entropy2_attrs()},
+          infer_cross_entropy_grad2);
 }
 
 CTP_REGISTER_OP_DEFS(add_nn_op_defs);

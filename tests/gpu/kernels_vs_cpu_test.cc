@@ -309,6 +309,55 @@ TEST(GpuKernels, SoftmaxWithCrossEntropyHardAndSoft) {
   }
 }
 
+TEST(GpuKernels, SoftmaxAndGradOnAnyAxisAndIn16Bits) {
+  CTP_REQUIRE_GPUS(1);
+  ProgramBuilder pb;
+  pb.op("softmax").in("X", "x").out("Out", "y").attr("axis", 1);
+  pb.op("softmax_grad").in("Out", "y").in("Out@GRAD", "g").out("X@GRAD", "dx").attr("axis", 1);
+  Tensor x = random_fp32({3, 5, 2}, 30);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= 30.f;  // large inputs
+  expect_same(pb.build(), {{"x", x}, {"g", random_fp32({3, 5, 2}, 31)}}, {"y", "dx"}, 1e-5, 1e-6);
+  for (DataType half : {DataType::FP16, DataType::BF16}) {
+    SCOPED_TRACE(std::string(to_string(half)));
+    ProgramBuilder hb;  // computed in float both ways, rounded once: one 16-bit ulp at most
+    hb.op("softmax").in("X", "x").out("Out", "y");
+    hb.op("softmax_grad").in("Out", "y").in("Out@GRAD", "g").out("X@GRAD", "dx");
+    expect_same(hb.build(), {{"x", random_half(half, {4, 7}, 32)},
+                             {"g", random_half(half, {4, 7}, 33)}},
+                {"y", "dx"}, 1e-2, 1e-3);
+  }
+}
+
+TEST(GpuKernels, CrossEntropy2AndGrad) {
+  CTP_REQUIRE_GPUS(1);
+  ProgramBuilder pb;
+  pb.op("cross_entropy2").in("X", "x").in("Label", "label").out("Y", "y").out("XShape", "xs")
+      .out("MatchX", "mx");
+  pb.op("cross_entropy_grad2").in("Label", "label").in("MatchX", "mx").in("XShape", "xs")
+      .in("Y@GRAD", "dy").out("X@GRAD", "dx");
+  Tensor x = random_fp32({5, 4}, 34);
+  for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = std::abs(x.data<float>()[i]) + 0.05f;
+  x.data<float>()[6] = 0;  // row 1's labelled probability: log(0) is -1e20 on both
+  expect_same(pb.build(), {{"x", x}, {"label", labels({0, 2, 1, -100, 3})},
+                           {"dy", random_fp32({5, 1}, 35)}},
+              {"y", "xs", "mx", "dx"}, 1e-6, 1e-7);
+  // A label outside the classes is an error naming the op, as on the CPU.
+  ProgramBuilder bad;
+  bad.op("cross_entropy2").in("X", "x").in("Label", "label").out("Y", "y").out("XShape", "xs")
+      .out("MatchX", "mx");
+  const gpu_testing::GpuRank gpu(0);
+  Scope scope;
+  scope.var("x") = random_fp32({2, 4}, 36);
+  scope.var("label") = labels({1, 4});
+  const Program program = bad.build();
+  try {
+    Executor(program, gpu.services).run(scope);
+    FAIL() << "label 4 of 4 classes must be rejected";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "block 0, op 0 'cross_entropy2': Label 4 at row 1 is outside [0, 4)");
+  }
+}
+
 TEST(GpuKernels, OptimizersOverSeveralSteps) {
   CTP_REQUIRE_GPUS(1);
   Tensor lr(DataType::FP32, {1});
