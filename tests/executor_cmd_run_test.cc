@@ -108,16 +108,6 @@ TEST_F(ExecutorCmdRun, ErrorsExitNonZeroWithThePlace) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
-// The value printed for `var` at each step, by rank ("[rank R] " prefixes).
-std::map<int, std::vector<std::string>> printed(const std::string& output, const std::string& var) {
-  std::map<int, std::vector<std::string>> by_rank;
-  const std::regex line("\\[rank (\\d+)\\] step \\d+/\\d+ .*" + var + " = ([^\\n]*)");
-  for (auto it = std::sregex_iterator(output.begin(), output.end(), line);
-       it != std::sregex_iterator(); ++it)
-    by_rank[std::stoi((*it)[1].str())].push_back((*it)[2].str());
-  return by_rank;
-}
-
 TEST_F(ExecutorCmdRun, RunsTranspiledProgramsUnderLaunch) {
 #ifndef CTP_HAVE_GLOO
   GTEST_SKIP() << "built without Gloo";
@@ -138,8 +128,8 @@ TEST_F(ExecutorCmdRun, RunsTranspiledProgramsUnderLaunch) {
                   path("out") + "/rank_{rank}/main.pb' --steps 3 --batch 4 --seed-by-rank" +
                   " --fetch mean_0.tmp_0,fc_0.b_0");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto bias = printed(r.output, "fc_0\\.b_0");
-  const auto loss = printed(r.output, "mean_0\\.tmp_0");
+  const auto bias = test::printed_by_rank(r.output, "fc_0\\.b_0");
+  const auto loss = test::printed_by_rank(r.output, "mean_0\\.tmp_0");
   ASSERT_EQ(bias.size(), 2u) << r.output;
   ASSERT_EQ(bias.at(0).size(), 3u) << r.output;
   EXPECT_EQ(bias.at(0), bias.at(1)) << r.output;

@@ -5,7 +5,10 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <regex>
 #include <string>
+#include <vector>
 
 namespace ctp::test {
 
@@ -22,6 +25,18 @@ inline CommandResult run_command(const std::string& command) {
   while (std::size_t n = fread(buffer, 1, sizeof buffer, pipe)) output.append(buffer, n);
   const int status = pclose(pipe);
   return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+}
+
+// What `ctp run` under `ctp launch` printed for `var` (a regex) at each
+// step, by rank (its lines start "[rank R] ").
+inline std::map<int, std::vector<std::string>> printed_by_rank(const std::string& output,
+                                                              const std::string& var) {
+  std::map<int, std::vector<std::string>> by_rank;
+  const std::regex line("\\[rank (\\d+)\\] step \\d+/\\d+ .*" + var + " = ([^\\n]*)");
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), line);
+       it != std::sregex_iterator(); ++it)
+    by_rank[std::stoi((*it)[1].str())].push_back((*it)[2].str());
+  return by_rank;
 }
 
 // A directory of its own for one test, removed at the end of the test.

@@ -3,7 +3,7 @@
 // Under `ctp launch` (or mpirun, Slurm, torchrun) each worker runs it, taking
 // its rank from the launcher's variables; the collective ops in the programs
 // find their peers through the communicator manager it creates. `{rank}` in a
-// program path picks each rank's file (ctp transpile --all-ranks writes
+// program or --feed path picks each rank's file (ctp transpile --all-ranks writes
 // OUT/rank_<r>/...). With --threads G one process drives G device threads
 // (the single-process modes).
 #include <chrono>
@@ -101,7 +101,7 @@ void run(const RunArgs& a) {
     const auto eq = spec.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
       throw UsageError("--feed expects NAME=FILE.npy, got '" + spec + "'");
-    options.feeds[spec.substr(0, eq)] = read_npy_file(spec.substr(eq + 1));
+    options.feeds[spec.substr(0, eq)] = read_npy_file(with_rank(spec.substr(eq + 1), rank));
   }
 
   // One runner per device thread; worker w = rank * threads + thread. The
@@ -191,7 +191,8 @@ const CommandRegistrar registrar([](CLI::App& app) {
   cmd->add_option("--batch", args->batch, "Batch size: replaces -1 dims of synthetic inputs")
       ->capture_default_str();
   cmd->add_option("--feed", args->feeds,
-                  "NAME=FILE.npy: bind input NAME to that array at every step (repeatable)");
+                  "NAME=FILE.npy: bind input NAME to that array at every step (repeatable); "
+                  "{rank} in FILE picks each rank's array");
   cmd->add_option("--fetch", args->fetch,
                   "Vars to print after every step (default: the fetch ops' vars, else the loss)")
       ->delimiter(',');
@@ -203,7 +204,7 @@ const CommandRegistrar registrar([](CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "gpu"}))->capture_default_str();
   cmd->add_option("--rank", args->rank,
                   "This process's rank (default: from the launcher's variables); replaces {rank} "
-                  "in --startup and --main and varies the synthetic data");
+                  "in --startup, --main and --feed files and varies the synthetic data");
   cmd->add_option("--world-size", args->world_size,
                   "Number of processes (default: from the launcher's variables)");
   cmd->add_option("--threads", args->threads,
