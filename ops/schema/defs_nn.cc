@@ -58,7 +58,8 @@ std::vector<AttrDef> softmax_attrs() {
           attr("data_format", Attribute(std::string("AnyLayout"))),
           attr("use_mkldnn", Attribute(false)),
           attr("mkldnn_data_type", Attribute(std::string("float32"))),
-          attr("is_test", Attribute(false))};
+          // Older writers (Paddle 1.x) put is_test on softmax as an INT.
+          attr("is_test", Attribute(false), {AttrType::INT})};
 }
 
 // cross_entropy2 takes hard labels only (Paddle's maker has no soft_label).
@@ -101,7 +102,10 @@ void add_nn_op_defs(OpRegistry& r) {
   add_def(r, {"softmax", {one("X")}, {one("Out")}, softmax_attrs()}, infer_softmax);
   // softmax's grad reads the forward output, as relu's does.
   add_def(r,
-          {"softmax_grad", {one("Out"), one("Out@GRAD")}, {optional_one("X@GRAD")}, softmax_attrs()},
+          {"softmax_grad",
+           {one("Out"), one("Out@GRAD")},
+           {optional_one("X@GRAD")},
+           softmax_attrs()},
           infer_softmax_grad);
   add_def(r,
           {"cross_entropy2",

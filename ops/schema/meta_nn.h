@@ -1,5 +1,5 @@
-// The rules of the neural-network ops (relu_grad, softmax,
-// softmax_with_cross_entropy, cross_entropy2 and their gradients), written once for the schema's inference
+// The rules of the neural-network ops (relu_grad, softmax, softmax_with_cross_entropy,
+// cross_entropy2 and their gradients), written once for the schema's inference
 // (ops/schema/defs_nn.cc) and the CPU and CUDA kernels; see meta_math.h.
 #pragma once
 #include <cstdint>
