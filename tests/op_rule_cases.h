@@ -150,6 +150,39 @@ inline std::vector<RuleCase> rule_cases() {
                    rule_op("relu_grad", {{"Out", {"x"}}, dout}, {dx}),
                    {{"x", f32({2, 3})}, {"dout", f32({3, 2})}},
                    "input Out@GRAD 'dout' [3, 2] does not match the forward tensor [2, 3]"});
+  cases.push_back({"ElementwiseDivGradOut",
+                   rule_op("elementwise_div_grad", {x, y, {"Out", {"o"}}, dout}, {dx, dy}),
+                   {{"x", f32({2, 3})}, {"y", f32({3})}, {"o", f32({3, 2})}, {"dout", f32({2, 3})}},
+                   "input Out 'o' has shape [3, 2], expected [2, 3]"});
+  cases.push_back({"ActivationDtype", rule_op("sigmoid", {x}, {out}),
+                   {{"x", filled(DataType::INT64, {2, 3})}},
+                   "input X 'x' has dtype INT64; the op takes FP32, FP64, FP16 or BF16"});
+  cases.push_back({"ActivationGradShapes", rule_op("tanh_grad", {{"Out", {"x"}}, dout}, {dx}),
+                   {{"x", f32({2, 3})}, {"dout", f32({3, 2})}},
+                   "input Out@GRAD 'dout' has shape [3, 2], expected [2, 3]"});
+  cases.push_back({"ClipBounds",
+                   rule_op("clip", {x}, {out},
+                           {{"min", Attribute(2.0f)}, {"max", Attribute(1.0f)}}),
+                   {{"x", f32({2, 3})}}, "max 1 is below min 2 (clip needs min <= max)"});
+  cases.push_back({"ClipMinTensor",
+                   rule_op("clip", {x, {"Min", {"lo"}}}, {out},
+                           {{"min", Attribute(0.0f)}, {"max", Attribute(1.0f)}}),
+                   {{"x", f32({2, 3})}, {"lo", f32({2})}},
+                   "input Min 'lo' [2] must hold one element"});
+  cases.push_back({"DropoutProb",
+                   rule_op("dropout", {x}, {out, {"Mask", {"mask"}}},
+                           {{"dropout_prob", Attribute(1.5f)}}),
+                   {{"x", f32({2, 3})}}, "dropout_prob 1.5 is outside [0, 1]"});
+  cases.push_back({"DropoutImplementation",
+                   rule_op("dropout", {x}, {out, {"Mask", {"mask"}}},
+                           {{"dropout_implementation", Attribute(std::string("scale"))}}),
+                   {{"x", f32({2, 3})}},
+                   "dropout_implementation 'scale' is neither 'downgrade_in_infer' nor "
+                   "'upscale_in_train'"});
+  cases.push_back({"DropoutGradMaskDtype",
+                   rule_op("dropout_grad", {{"Mask", {"m"}}, dout}, {dx}),
+                   {{"m", f32({2, 3})}, {"dout", f32({2, 3})}},
+                   "input Mask 'm' has dtype FP32; dropout's mask is UINT8"});
   cases.push_back({"SoftmaxHardLabelShape",
                    rule_op("softmax_with_cross_entropy", {{"Logits", {"x"}}, {"Label", {"y"}}},
                            {{"Softmax", {"sm"}}, {"Loss", {"loss"}}}),

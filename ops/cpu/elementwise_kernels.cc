@@ -1,4 +1,4 @@
-// elementwise_add/sub/mul with Paddle's `axis` broadcasting, and their
+// elementwise_add/sub/mul/div with Paddle's `axis` broadcasting, and their
 // gradients, which sum the output gradient over the dims an input was
 // broadcast along (in runs: RunSums).
 #include <algorithm>
@@ -12,7 +12,7 @@
 namespace ctp::cpu {
 namespace {
 
-enum class Binary { Add, Sub, Mul };
+enum class Binary { Add, Sub, Mul, Div };
 
 template <Binary kOp>
 void elementwise(KernelContext& ctx) {
@@ -31,7 +31,8 @@ void elementwise(KernelContext& ctx) {
     for_each_broadcast(plan, [&](int64_t o, int64_t i, int64_t j) {
       if constexpr (kOp == Binary::Add) op[o] = xp[i] + yp[j];
       else if constexpr (kOp == Binary::Sub) op[o] = xp[i] - yp[j];
-      else op[o] = xp[i] * yp[j];
+      else if constexpr (kOp == Binary::Mul) op[o] = xp[i] * yp[j];
+      else op[o] = xp[i] / yp[j];
     });
   });
 }
@@ -42,13 +43,18 @@ void elementwise_grad(KernelContext& ctx) {
   // add/sub gradients need only the shapes of X and Y; Paddle still passes both.
   const Tensor& x = ctx.input("X");
   const Tensor& y = ctx.input("Y");
-  const BroadcastPlan plan =
-      plan_broadcast(meta::elementwise_grad(ctx, meta_of(x), meta_of(y), meta_of(dout)));
+  // div's Y gradient reads Out too (-dOut * Out / Y, as Paddle's).
+  const Tensor* out = kOp == Binary::Div ? &ctx.input("Out") : nullptr;
+  const BroadcastPlan plan = plan_broadcast(
+      kOp == Binary::Div
+          ? meta::elementwise_div_grad(ctx, meta_of(x), meta_of(y), meta_of(*out), meta_of(dout))
+          : meta::elementwise_grad(ctx, meta_of(x), meta_of(y), meta_of(dout)));
   const int64_t out_count = dout.numel();
   dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     const T* g = dout.data<T>();
     const T* xp = x.data<T>();
     const T* yp = y.data<T>();
+    const T* outp = out ? out->data<T>() : nullptr;
     if (ctx.has_output("X@GRAD")) {
       Tensor& dx = ctx.output("X@GRAD");
       dx.resize(dout.dtype(), x.shape());
@@ -56,6 +62,7 @@ void elementwise_grad(KernelContext& ctx) {
       RunSums<T> d(dx.data<T>(), dx.numel(), out_count / std::max<int64_t>(dx.numel(), 1));
       for_each_broadcast(plan, [&](int64_t o, int64_t i, int64_t j) {
         if constexpr (kOp == Binary::Mul) d.add(i, g[o] * yp[j]);
+        else if constexpr (kOp == Binary::Div) d.add(i, g[o] / yp[j]);
         else d.add(i, g[o]);
       });
     }
@@ -66,6 +73,7 @@ void elementwise_grad(KernelContext& ctx) {
       RunSums<T> d(dy.data<T>(), dy.numel(), out_count / std::max<int64_t>(dy.numel(), 1));
       for_each_broadcast(plan, [&](int64_t o, int64_t i, int64_t j) {
         if constexpr (kOp == Binary::Mul) d.add(j, g[o] * xp[i]);
+        else if constexpr (kOp == Binary::Div) d.add(j, -g[o] * outp[o] / yp[j]);
         else if constexpr (kOp == Binary::Sub) d.add(j, -g[o]);
         else d.add(j, g[o]);
       });
@@ -78,8 +86,10 @@ void elementwise_grad(KernelContext& ctx) {
 CTP_REGISTER_KERNEL(elementwise_add, CPU, computed_in_float(elementwise<Binary::Add>));
 CTP_REGISTER_KERNEL(elementwise_sub, CPU, computed_in_float(elementwise<Binary::Sub>));
 CTP_REGISTER_KERNEL(elementwise_mul, CPU, computed_in_float(elementwise<Binary::Mul>));
+CTP_REGISTER_KERNEL(elementwise_div, CPU, computed_in_float(elementwise<Binary::Div>));
 CTP_REGISTER_KERNEL(elementwise_add_grad, CPU, computed_in_float(elementwise_grad<Binary::Add>));
 CTP_REGISTER_KERNEL(elementwise_sub_grad, CPU, computed_in_float(elementwise_grad<Binary::Sub>));
 CTP_REGISTER_KERNEL(elementwise_mul_grad, CPU, computed_in_float(elementwise_grad<Binary::Mul>));
+CTP_REGISTER_KERNEL(elementwise_div_grad, CPU, computed_in_float(elementwise_grad<Binary::Div>));
 
 }  // namespace ctp::cpu

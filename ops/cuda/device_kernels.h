@@ -37,7 +37,9 @@ struct BroadcastIndex {
   int64_t y_strides[kMaxDims] = {};
 };
 
-enum class Binary { Add, Sub, Mul };
+// Div reaches binary() only: its gradient is div_grad_terms
+// (activation_launch.h) summed as Add's.
+enum class Binary { Add, Sub, Mul, Div };
 
 // A one-element scalar operand read on the GPU (learning rates, beta powers).
 struct Scalar {

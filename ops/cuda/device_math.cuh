@@ -29,6 +29,8 @@ __device__ inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
 __device__ inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 __device__ inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
 __device__ inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ inline float div_rn(float a, float b) { return __fdiv_rn(a, b); }
+__device__ inline double div_rn(double a, double b) { return __ddiv_rn(a, b); }
 
 // The type a stored element is computed in: itself, float for 16-bit ones.
 template <typename T> struct ComputeOf { using type = T; };
@@ -66,6 +68,7 @@ __device__ inline T apply(Binary op, T a, T b) {
   switch (op) {
     case Binary::Add: return add_rn(a, b);
     case Binary::Sub: return add_rn(a, -b);
+    case Binary::Div: return div_rn(a, b);
     default: return mul_rn(a, b);
   }
 }

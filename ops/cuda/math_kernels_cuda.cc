@@ -1,12 +1,14 @@
-// CUDA kernels of the element-wise and reduction ops: elementwise_add/sub/mul
+// CUDA kernels of the element-wise and reduction ops: elementwise_add/sub/mul/div
 // (Paddle's axis broadcasting) and their gradients, relu, relu_grad, scale,
 // sum, mean and mean_grad, reduce_mean and its gradient. FP32, FP64, FP16 and
 // BF16 (16-bit ones computed in float), queued on the compute stream.
+#include <algorithm>
 #include <bit>
 #include <tuple>
 
 #include "ops/common/broadcast.h"
 #include "ops/common/kernel_util.h"
+#include "ops/cuda/activation_launch.h"
 #include "ops/cuda/batch_launch.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/device_kernels.h"
@@ -86,6 +88,46 @@ void elementwise_grad(KernelContext& ctx) {
       launch::binary_grad<T>(kOp, true, dout.data<T>(), x.data<T>(), dy.data<T>(), dy.numel(),
                              index, stream_of(ctx),
                              grad_workspace<T>(ctx, kOp, true, dy.numel(), index));
+    }
+  });
+}
+
+// dX = sum of dOut / Y, dY = sum of -dOut * Out / Y over the broadcast dims:
+// the terms over the output first (div_grad_terms), then Add's sums, which
+// keep the CPU's order.
+void elementwise_div_grad(KernelContext& ctx) {
+  const Tensor dout = device_input(ctx, "Out@GRAD");
+  const Tensor x = device_input(ctx, "X");
+  const Tensor y = device_input(ctx, "Y");
+  const Tensor out = device_input(ctx, "Out");
+  const BroadcastPlan plan = plan_broadcast(
+      meta::elementwise_div_grad(ctx, meta_of(x), meta_of(y), meta_of(out), meta_of(dout)));
+  const launch::BroadcastIndex index = index_of(ctx, plan);
+  const bool want_x = ctx.has_output("X@GRAD"), want_y = ctx.has_output("Y@GRAD");
+  dispatch_mixed(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+    // One workspace: the two term arrays (256-byte aligned), then what the
+    // sums need, used one after the other on the compute stream.
+    const std::size_t term_bytes =
+        (static_cast<std::size_t>(dout.numel()) * sizeof(T) + 255) / 256 * 256;
+    std::size_t sum_bytes = 0;
+    for (const bool for_y : {false, true}) {
+      const int64_t n = for_y ? y.numel() : x.numel();
+      sum_bytes = std::max(sum_bytes, launch::binary_grad_workspace<T>(Binary::Add, for_y, n, index));
+    }
+    auto* base =
+        static_cast<char*>(device_context(ctx).compute_workspace(2 * term_bytes + sum_bytes));
+    T* x_terms = want_x ? reinterpret_cast<T*>(base) : nullptr;
+    T* y_terms = want_y ? reinterpret_cast<T*>(base + term_bytes) : nullptr;
+    void* sum_workspace = sum_bytes ? base + 2 * term_bytes : nullptr;
+    launch::div_grad_terms<T>(dout.data<T>(), out.data<T>(), y.data<T>(), x_terms, y_terms, index,
+                              stream_of(ctx));
+    for (const bool for_y : {false, true}) {
+      T* terms = for_y ? y_terms : x_terms;
+      if (!terms) continue;
+      Tensor& d = device_output(ctx, for_y ? "Y@GRAD" : "X@GRAD", 0, dout.dtype(),
+                                for_y ? y.shape() : x.shape());
+      launch::binary_grad<T>(Binary::Add, for_y, terms, nullptr, d.data<T>(), d.numel(), index,
+                             stream_of(ctx), sum_workspace);
     }
   });
 }
@@ -233,9 +275,11 @@ CTP_REGISTER_KERNEL(reduce_mean_grad, CUDA, reduce_mean_grad);
 CTP_REGISTER_KERNEL(elementwise_add, CUDA, elementwise<Binary::Add>);
 CTP_REGISTER_KERNEL(elementwise_sub, CUDA, elementwise<Binary::Sub>);
 CTP_REGISTER_KERNEL(elementwise_mul, CUDA, elementwise<Binary::Mul>);
+CTP_REGISTER_KERNEL(elementwise_div, CUDA, elementwise<Binary::Div>);
 CTP_REGISTER_KERNEL(elementwise_add_grad, CUDA, elementwise_grad<Binary::Add>);
 CTP_REGISTER_KERNEL(elementwise_sub_grad, CUDA, elementwise_grad<Binary::Sub>);
 CTP_REGISTER_KERNEL(elementwise_mul_grad, CUDA, elementwise_grad<Binary::Mul>);
+CTP_REGISTER_KERNEL(elementwise_div_grad, CUDA, elementwise_div_grad);
 CTP_REGISTER_KERNEL(relu, CUDA, relu);
 CTP_REGISTER_KERNEL(relu_grad, CUDA, relu_grad);
 // A run of independent scales (mixed precision's unscaling of every

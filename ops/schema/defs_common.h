@@ -76,6 +76,7 @@ void add_def(OpRegistry& registry, OpDef def, InferBody body = {});
 void add_tensor_op_defs(OpRegistry& registry);
 void add_math_op_defs(OpRegistry& registry);
 void add_nn_op_defs(OpRegistry& registry);
+void add_activation_op_defs(OpRegistry& registry);
 void add_optimizer_op_defs(OpRegistry& registry);
 void add_collective_op_defs(OpRegistry& registry);
 

@@ -32,6 +32,12 @@ void infer_binary_grad(InferContext& ctx) {
   infer_input_grads(ctx, {"X", "Y"});
 }
 
+void infer_elementwise_div_grad(InferContext& ctx) {
+  meta::elementwise_div_grad(ctx, ctx.input_meta("X"), ctx.input_meta("Y"), ctx.input_meta("Out"),
+                             ctx.input_meta("Out@GRAD"));
+  infer_input_grads(ctx, {"X", "Y"});
+}
+
 void infer_sum(InferContext& ctx) {
   std::vector<TensorMeta> xs;
   for (std::size_t i = 0; i < ctx.input_count("X"); ++i) xs.push_back(ctx.input_meta("X", i));
@@ -108,12 +114,20 @@ void add_math_op_defs(OpRegistry& r) {
           infer_binary<meta::matmul_v2>);
   add_def(r, binary_grad_def("matmul_v2", matmul_v2_attrs()),
           infer_binary_grad<meta::matmul_v2_grad>);
-  for (const char* type : {"elementwise_add", "elementwise_sub", "elementwise_mul"}) {
+  for (const char* type :
+       {"elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div"})
     add_def(r, {type, {one("X"), one("Y")}, {one("Out")}, elementwise_attrs()},
             infer_binary<meta::elementwise>);
+  for (const char* type : {"elementwise_add", "elementwise_sub", "elementwise_mul"})
     add_def(r, binary_grad_def(type, elementwise_attrs()),
             infer_binary_grad<meta::elementwise_grad>);
-  }
+  // Paddle's div grad maker also passes Out.
+  add_def(r,
+          {"elementwise_div_grad",
+           {one("X"), one("Y"), one("Out"), one("Out@GRAD")},
+           {optional_one("X@GRAD"), optional_one("Y@GRAD")},
+           elementwise_attrs()},
+          infer_elementwise_div_grad);
   add_def(r,
           {"sum",
            {many("X")},

@@ -151,6 +151,14 @@ Broadcast elementwise_grad(const OpContext& ctx, TensorMeta x, TensorMeta y, Ten
   return b;
 }
 
+Broadcast elementwise_div_grad(const OpContext& ctx, TensorMeta x, TensorMeta y, TensorMeta out,
+                               TensorMeta dout) {
+  Broadcast b = elementwise_grad(ctx, x, y, dout);
+  require_same_dtype(ctx, "X", x, "Out", out);
+  require_shape(ctx, "Out", out.shape, b.out_shape);
+  return b;
+}
+
 Shape sum(const OpContext& ctx, const std::vector<TensorMeta>& xs) {
   if (xs.empty()) ctx.fail("input X is empty");
   Shape out = xs[0].shape;

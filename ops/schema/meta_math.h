@@ -58,10 +58,14 @@ MatmulMeta matmul_v2_grad(const OpContext& ctx, TensorMeta x, TensorMeta y, Tens
 // `pair` names the two shapes in messages.
 Broadcast broadcast(const OpContext& ctx, const Shape& x, const Shape& y, int64_t axis,
                     const std::string& pair);
-// elementwise_add/sub/mul: X and Y of one dtype, broadcast at `axis`.
+// elementwise_add/sub/mul/div: X and Y of one dtype, broadcast at `axis`.
 Broadcast elementwise(const OpContext& ctx, TensorMeta x, TensorMeta y);
 // Their gradients: the forward rules; Out@GRAD has Out's shape.
 Broadcast elementwise_grad(const OpContext& ctx, TensorMeta x, TensorMeta y, TensorMeta dout);
+// elementwise_div_grad also reads Out (dY = -dOut * Out / Y, as Paddle's),
+// which has Out's shape and X's dtype.
+Broadcast elementwise_div_grad(const OpContext& ctx, TensorMeta x, TensorMeta y, TensorMeta out,
+                               TensorMeta dout);
 
 // sum: every input of X has the first one's dtype and shape; Out has it.
 Shape sum(const OpContext& ctx, const std::vector<TensorMeta>& xs);
