@@ -60,8 +60,9 @@ InferShapeFn make_infer(const std::vector<AttrDef>& attrs, InferBody body) {
   };
 }
 
-void add_def(OpRegistry& registry, OpDef def, InferBody body) {
+void add_def(OpRegistry& registry, OpDef def, InferBody body, GradMaker grad) {
   if (body) def.infer_shape = make_infer(def.attrs, std::move(body));
+  if (grad.declared()) def.grad = std::move(grad);
   registry.add(std::move(def));
 }
 

@@ -69,8 +69,10 @@ using InferBody = std::function<void(InferContext&)>;
 
 // Wraps a body into an InferShapeFn that sees `attrs` as the op's defaults.
 InferShapeFn make_infer(const std::vector<AttrDef>& attrs, InferBody body);
-// Adds `def` with `body` (if any) as its shape inference.
-void add_def(OpRegistry& registry, OpDef def, InferBody body = {});
+// Adds `def` with `body` (if any) as its shape inference and `grad` as its
+// grad maker (grad_op(...) for the common form, GradMaker::none() for an op
+// without a gradient; docs/extending.md).
+void add_def(OpRegistry& registry, OpDef def, InferBody body = {}, GradMaker grad = {});
 
 // The definition groups, one per file; each is registered at load time.
 void add_tensor_op_defs(OpRegistry& registry);

@@ -105,19 +105,54 @@ OpDef binary_grad_def(const std::string& type, std::vector<AttrDef> attrs) {
           std::move(attrs)};
 }
 
+// X, Y and Out@GRAD in, X@GRAD and Y@GRAD out: mul, matmul_v2, elementwise_*.
+GradMaker binary_grad(std::string type) {
+  return grad_op(std::move(type), {"X", "Y", "Out@GRAD"}, {"X@GRAD", "Y@GRAD"});
+}
+
+// sum's gradient reaches each input unchanged: one `scale` (by 1) per input
+// that needs it, as Paddle's SumGradMaker writes (an @EMPTY@ one is dropped
+// by the backward pass).
+std::vector<Op> make_sum_grad(const GradMakerContext& ctx) {
+  std::vector<Op> ops;
+  const std::vector<std::string> out_grad = ctx.output_grad("Out");
+  for (const std::string& x_grad : ctx.input_grad("X", /*drop_empty=*/false))
+    ops.push_back(Op("scale", {{"X", out_grad}}, {{"Out", {x_grad}}},
+                     {{"scale", Attribute(1.0f)}}));
+  return ops;
+}
+
+// scale's gradient is a scale by the same factor without the bias.
+std::vector<Op> make_scale_grad(const GradMakerContext& ctx) {
+  Op grad("scale", {{"X", ctx.output_grad("Out")}}, {{"Out", ctx.input_grad("X")}}, {});
+  if (ctx.has_input("ScaleTensor")) grad.set_input("ScaleTensor", ctx.input("ScaleTensor"));
+  const Attribute* scale = ctx.attr("scale");
+  grad.set_attr("scale", scale ? *scale : Attribute(1.0f));
+  grad.set_attr("bias", Attribute(0.0f));
+  grad.set_attr("bias_after_scale", Attribute(true));
+  return {grad};
+}
+
 }  // namespace
 
 void add_math_op_defs(OpRegistry& r) {
-  add_def(r, {"mul", {one("X"), one("Y")}, {one("Out")}, mul_attrs()}, infer_binary<meta::mul>);
+  add_def(r, {"mul", {one("X"), one("Y")}, {one("Out")}, mul_attrs()}, infer_binary<meta::mul>,
+          binary_grad("mul_grad"));
   add_def(r, binary_grad_def("mul", mul_attrs()), infer_binary_grad<meta::mul_grad>);
   add_def(r, {"matmul_v2", {one("X"), one("Y")}, {one("Out")}, matmul_v2_attrs()},
-          infer_binary<meta::matmul_v2>);
+          infer_binary<meta::matmul_v2>, binary_grad("matmul_v2_grad"));
   add_def(r, binary_grad_def("matmul_v2", matmul_v2_attrs()),
           infer_binary_grad<meta::matmul_v2_grad>);
   for (const char* type :
-       {"elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div"})
+       {"elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div"}) {
+    const std::string grad = std::string(type) + "_grad";
+    // Paddle's div grad maker also passes Out.
     add_def(r, {type, {one("X"), one("Y")}, {one("Out")}, elementwise_attrs()},
-            infer_binary<meta::elementwise>);
+            infer_binary<meta::elementwise>,
+            grad == "elementwise_div_grad"
+                ? grad_op(grad, {"X", "Y", "Out", "Out@GRAD"}, {"X@GRAD", "Y@GRAD"})
+                : binary_grad(grad));
+  }
   for (const char* type : {"elementwise_add", "elementwise_sub", "elementwise_mul"})
     add_def(r, binary_grad_def(type, elementwise_attrs()),
             infer_binary_grad<meta::elementwise_grad>);
@@ -133,20 +168,23 @@ void add_math_op_defs(OpRegistry& r) {
            {many("X")},
            {one("Out")},
            {attr("use_mkldnn", Attribute(false)), attr("mkldnn_data_type", Attribute("float32"))}},
-          infer_sum);
+          infer_sum, GradMaker::ops(make_sum_grad));
   add_def(r,
           {"scale",
            {one("X"), optional_one("ScaleTensor")},
            {one("Out")},
            {attr("scale", Attribute(1.0f)), attr("bias", Attribute(0.0f)),
             attr("bias_after_scale", Attribute(true))}},
-          [](InferContext& ctx) { ctx.pass_through("X", "Out"); });
-  add_def(r, {"mean", {one("X")}, {one("Out")}, {}}, [](InferContext& ctx) {
-    ctx.set_output("Out", Shape{}, ctx.input("X").dtype);
-  });
+          [](InferContext& ctx) { ctx.pass_through("X", "Out"); },
+          GradMaker::ops(make_scale_grad));
+  add_def(r, {"mean", {one("X")}, {one("Out")}, {}},
+          [](InferContext& ctx) { ctx.set_output("Out", Shape{}, ctx.input("X").dtype); },
+          grad_op("mean_grad", {"X", "Out@GRAD"}, {"X@GRAD"}));
   add_def(r, {"mean_grad", {one("X"), one("Out@GRAD")}, {optional_one("X@GRAD")}, {}},
           infer_mean_grad);
-  add_def(r, {"reduce_mean", {one("X")}, {one("Out")}, reduce_attrs()}, infer_reduce_mean);
+  // Paddle's reduce_mean grad maker passes X (for its shape), not Out.
+  add_def(r, {"reduce_mean", {one("X")}, {one("Out")}, reduce_attrs()}, infer_reduce_mean,
+          grad_op("reduce_mean_grad", {"X", "Out@GRAD"}, {"X@GRAD"}));
   add_def(r,
           {"reduce_mean_grad",
            {one("X"), optional_one("Out"), one("Out@GRAD")},

@@ -83,7 +83,8 @@ std::vector<AttrDef> relu_attrs() {
 
 void add_nn_op_defs(OpRegistry& r) {
   add_def(r, {"relu", {one("X")}, {one("Out")}, relu_attrs()},
-          [](InferContext& ctx) { ctx.pass_through("X", "Out"); });
+          [](InferContext& ctx) { ctx.pass_through("X", "Out"); },
+          grad_op("relu_grad", {"Out", "Out@GRAD"}, {"X@GRAD"}));
   // relu's grad reads the forward output, not its input.
   add_def(r, {"relu_grad", {one("Out"), one("Out@GRAD")}, {optional_one("X@GRAD")}, relu_attrs()},
           infer_relu_grad);
@@ -92,7 +93,9 @@ void add_nn_op_defs(OpRegistry& r) {
            {one("Logits"), one("Label")},
            {one("Softmax"), one("Loss")},
            softmax_with_cross_entropy_attrs()},
-          infer_softmax_with_cross_entropy);
+          infer_softmax_with_cross_entropy,
+          grad_op("softmax_with_cross_entropy_grad", {"Label", "Softmax", "Loss@GRAD"},
+                  {"Logits@GRAD"}));
   add_def(r,
           {"softmax_with_cross_entropy_grad",
            {one("Label"), one("Softmax"), one("Loss@GRAD")},

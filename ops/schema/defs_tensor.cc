@@ -95,6 +95,19 @@ void infer_cast(InferContext& ctx) {
   ctx.set_output("Out", x.shape, meta::cast(ctx, meta_of(x)).out);
 }
 
+// assign's gradient is assigned back (Paddle's AssignGradMaker).
+std::vector<Op> make_assign_grad(const GradMakerContext& ctx) {
+  return {Op("assign", {{"X", ctx.output_grad("Out")}}, {{"Out", ctx.input_grad("X")}}, {})};
+}
+
+// cast's gradient is cast back: in_dtype and out_dtype swap.
+std::vector<Op> make_cast_grad(const GradMakerContext& ctx) {
+  Op grad("cast", {{"X", ctx.output_grad("Out")}}, {{"Out", ctx.input_grad("X")}}, {});
+  if (const Attribute* in = ctx.attr("in_dtype")) grad.set_attr("out_dtype", *in);
+  if (const Attribute* out = ctx.attr("out_dtype")) grad.set_attr("in_dtype", *out);
+  return {grad};
+}
+
 }  // namespace
 
 void add_tensor_op_defs(OpRegistry& r) {
@@ -106,7 +119,7 @@ void add_tensor_op_defs(OpRegistry& r) {
            initializer_attrs({attr("value", Attribute(0.0f)), attr("str_value", Attribute("")),
                               attr("force_cpu", Attribute(false)),
                               attr("place_type", Attribute(int32_t{-1}))})},
-          infer_initializer);
+          infer_initializer, GradMaker::none());
   add_def(r,
           {"uniform_random",
            {optional_one("ShapeTensor"), optional_many("ShapeTensorList")},
@@ -116,7 +129,7 @@ void add_tensor_op_defs(OpRegistry& r) {
                               attr("diag_num", Attribute(int32_t{0})),
                               attr("diag_step", Attribute(int32_t{0})),
                               attr("diag_val", Attribute(1.0f))})},
-          infer_initializer);
+          infer_initializer, GradMaker::none());
   add_def(r,
           {"gaussian_random",
            {optional_one("ShapeTensor"), optional_many("ShapeTensorList")},
@@ -124,20 +137,22 @@ void add_tensor_op_defs(OpRegistry& r) {
            initializer_attrs({attr("mean", Attribute(0.0f)), attr("std", Attribute(1.0f)),
                               attr("seed", Attribute(int32_t{0})),
                               attr("use_mkldnn", Attribute(false))})},
-          infer_initializer);
+          infer_initializer, GradMaker::none());
   // feed/fetch move data between the program and its caller: the fed var
   // keeps the shape its declaration gives, the fetch list has none.
-  add_def(r, {"feed", {one("X")}, {one("Out")}, {required("col", AttrType::INT)}});
-  add_def(r, {"fetch", {one("X")}, {one("Out")}, {required("col", AttrType::INT)}});
+  add_def(r, {"feed", {one("X")}, {one("Out")}, {required("col", AttrType::INT)}}, {},
+          GradMaker::none());
+  add_def(r, {"fetch", {one("X")}, {one("Out")}, {required("col", AttrType::INT)}}, {},
+          GradMaker::none());
   add_def(r, {"assign", {optional_one("X")}, {one("Out")}, {}},
-          [](InferContext& ctx) { ctx.pass_through("X", "Out"); });
+          [](InferContext& ctx) { ctx.pass_through("X", "Out"); }, GradMaker::ops(make_assign_grad));
   add_def(r,
           {"cast",
            {one("X")},
            {one("Out")},
            {required("in_dtype", AttrType::INT), required("out_dtype", AttrType::INT),
             attr("use_mkldnn", Attribute(false))}},
-          infer_cast);
+          infer_cast, GradMaker::ops(make_cast_grad));
   add_def(r,
           {"split",
            {one("X"), optional_one("AxisTensor"), optional_many("SectionsTensorList")},

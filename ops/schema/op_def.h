@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ops/schema/grad_maker.h"
 #include "program_ir/attribute.h"
 #include "program_ir/block.h"
 
@@ -47,6 +48,8 @@ struct OpDef {
   std::vector<SlotDef> outputs;
   std::vector<AttrDef> attrs;
   InferShapeFn infer_shape;  // may be empty
+  // How the backward pass makes this op's grad ops (ops/schema/grad_maker.h).
+  GradMaker grad;
 
   const AttrDef* find_attr(std::string_view name) const;
   const SlotDef* find_input(std::string_view name) const;
