@@ -62,7 +62,7 @@ TEST(OpDefs, EveryOpIsRegisteredWithConsistentTables) {
       "elementwise_sub", "elementwise_sub_grad", "elementwise_mul", "elementwise_mul_grad",
       "relu", "relu_grad", "softmax_with_cross_entropy", "softmax_with_cross_entropy_grad",
       "mean", "mean_grad", "reduce_mean", "reduce_mean_grad", "sum", "scale", "assign", "split",
-      "concat", "sgd", "momentum", "adam", "lamb", "c_gen_nccl_id", "c_comm_init",
+      "concat", "sgd", "momentum", "adam", "adamw", "lamb", "rmsprop", "c_gen_nccl_id", "c_comm_init",
       "c_comm_init_multitrainer", "c_comm_init_all", "c_broadcast", "c_allreduce_sum",
       "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod", "c_allreduce_xsum",
       "c_allgather", "c_sync_calc_stream", "c_sync_comm_stream", "coalesce_tensor"};
@@ -344,7 +344,7 @@ TEST(OpDefs, Optimizers) {
            {{"Param", {"w"}}, {"Grad", {"g"}}, {"Velocity", {"vel"}}, {"LearningRate", {"lr"}}},
            {{"ParamOut", {"w"}}, {"VelocityOut", {"vel_out"}}}, {{"mu", Attribute(0.9f)}}));
   EXPECT_EQ(t.shape("vel_out"), (Shape{4, 2}));
-  for (const char* type : {"adam", "lamb"}) {
+  for (const char* type : {"adam", "adamw", "lamb"}) {
     const std::string p = type;
     t.run(op(type,
              {{"Param", {"w"}}, {"Grad", {"g"}}, {"LearningRate", {"lr"}}, {"Moment1", {"m1"}},
@@ -356,6 +356,21 @@ TEST(OpDefs, Optimizers) {
     EXPECT_EQ(t.shape(p + "_m2"), (Shape{4, 2}));
     EXPECT_EQ(t.shape(p + "_b1"), (Shape{1}));
   }
+  t.var("ms", {4, 2}).var("mom", {4, 2}).var("mg", {4, 2});
+  t.run(op("rmsprop",
+           {{"Param", {"w"}}, {"MeanSquare", {"ms"}}, {"MeanGrad", {"mg"}}, {"LearningRate", {"lr"}},
+            {"Grad", {"g"}}, {"Moment", {"mom"}}},
+           {{"ParamOut", {"rms_w"}}, {"MomentOut", {"rms_mom"}}, {"MeanSquareOut", {"rms_ms"}},
+            {"MeanGradOut", {"rms_mg"}}}));
+  EXPECT_EQ(t.shape("rms_mom"), (Shape{4, 2}));
+  EXPECT_EQ(t.shape("rms_mg"), (Shape{4, 2}));
+  t.var("ms_bad", {3});
+  EXPECT_EQ(t.error(op("rmsprop",
+                       {{"Param", {"w"}}, {"MeanSquare", {"ms_bad"}}, {"LearningRate", {"lr"}},
+                        {"Grad", {"g"}}, {"Moment", {"mom"}}},
+                       {{"ParamOut", {"w"}}, {"MomentOut", {"mom"}}, {"MeanSquareOut", {"ms"}}})),
+            "block 0, op 'rmsprop': input MeanSquare 'ms_bad' [3] FP32 does not match input Param "
+            "'w' [4, 2] FP32");
 }
 
 TEST(OpDefs, Collectives) {

@@ -1,4 +1,5 @@
-// Optimizer updates as Paddle computes them: sgd, momentum, adam and lamb. Each
+// Optimizer updates as Paddle computes them: sgd, momentum, adam, adamw, lamb
+// and rmsprop. Each
 // writes its outputs in place when they are the same vars as the inputs (the
 // usual case: ParamOut is Param).
 #include <cmath>
@@ -97,8 +98,10 @@ void write_scalar(KernelContext& ctx, const char* slot, const Tensor& like, doub
 //   lr_t = lr * sqrt(1 - beta2_pow) / (1 - beta1_pow)
 //   m1 = beta1 m1 + (1 - beta1) g;  m2 = beta2 m2 + (1 - beta2) g^2
 //   p -= lr_t * m1 / (sqrt(m2) + epsilon * sqrt(1 - beta2_pow))
-// and then the powers advance by one factor of beta each.
-void adam(KernelContext& ctx) {
+// and then the powers advance by one factor of beta each. adamw first decays
+// the parameter, p *= 1 - lr * decay (decay = lr_ratio * coeff), and runs
+// the same step with lr * lr_ratio (Paddle's AdamW functor).
+void adam_step(KernelContext& ctx, double lr_ratio, double decay) {
   const AdaptiveInputs in = adaptive_inputs(ctx);
   const Tensor &param = in.param, &grad = in.grad, &m1 = in.m1, &m2 = in.m2;
   const Tensor &beta1_pow_in = in.beta1_pow, &beta2_pow_in = in.beta2_pow;
@@ -107,7 +110,7 @@ void adam(KernelContext& ctx) {
   const double epsilon = attr_or_tensor(ctx, "EpsilonTensor", "epsilon", 1e-8);
   const double beta1_pow = scalar_value(beta1_pow_in);
   const double beta2_pow = scalar_value(beta2_pow_in);
-  const double lr = scalar_value(ctx.input("LearningRate"));
+  const double lr = scalar_value(ctx.input("LearningRate")) * lr_ratio;
   const bool skip = ctx.has_input("SkipUpdate") && scalar_value(ctx.input("SkipUpdate")) != 0.0;
   const bool global_pow = ctx.bool_attr("use_global_beta_pow", false);
   dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
@@ -129,12 +132,14 @@ void adam(KernelContext& ctx) {
       const T b1 = static_cast<T>(beta1), b2 = static_cast<T>(beta2);
       const T lr_t = static_cast<T>(lr * std::sqrt(1.0 - beta2_pow) / (1.0 - beta1_pow));
       const T eps_t = static_cast<T>(epsilon * std::sqrt(1.0 - beta2_pow));
+      const T keep = static_cast<T>(1.0 - lr * decay);
       for (int64_t i = 0; i < n; ++i) {
+        const T pi = decay != 0.0 ? p[i] * keep : p[i];
         const T ai = b1 * a[i] + (T(1) - b1) * g[i];
         const T bi = b2 * b[i] + (T(1) - b2) * g[i] * g[i];
         a_out[i] = ai;
         b_out[i] = bi;
-        p_out[i] = p[i] - lr_t * (ai / (std::sqrt(bi) + eps_t));
+        p_out[i] = pi - lr_t * (ai / (std::sqrt(bi) + eps_t));
       }
     }
   });
@@ -143,6 +148,64 @@ void adam(KernelContext& ctx) {
     write_scalar(ctx, "Beta1PowOut", beta1_pow_in, advance ? beta1_pow * beta1 : beta1_pow);
   if (ctx.has_output("Beta2PowOut"))
     write_scalar(ctx, "Beta2PowOut", beta2_pow_in, advance ? beta2_pow * beta2 : beta2_pow);
+}
+
+void adam(KernelContext& ctx) { adam_step(ctx, 1.0, 0.0); }
+
+void adamw(KernelContext& ctx) {
+  const double coeff = ctx.bool_attr("with_decay") ? ctx.float_attr("coeff") : 0.0;
+  adam_step(ctx, ctx.float_attr("lr_ratio"), coeff);
+}
+
+// Paddle's rmsprop (epsilon inside the root):
+//   ms = decay ms + (1 - decay) g^2
+//   centered: mg = decay mg + (1 - decay) g;  mom = momentum mom + lr g / sqrt(ms - mg^2 + eps)
+//   else:                                     mom = momentum mom + lr g / sqrt(ms + eps)
+//   p -= mom
+void rmsprop(KernelContext& ctx) {
+  const Tensor param = ctx.input("Param");
+  const Tensor& grad = ctx.input("Grad");
+  const Tensor mean_square = ctx.input("MeanSquare");
+  const Tensor moment = ctx.input("Moment");
+  check_like_param(ctx, param, grad, "Grad");
+  check_like_param(ctx, param, mean_square, "MeanSquare");
+  check_like_param(ctx, param, moment, "Moment");
+  const bool centered = ctx.bool_attr("centered");
+  if (centered && !ctx.has_input("MeanGrad"))
+    ctx.fail("centered rmsprop needs input MeanGrad");
+  const Tensor mean_grad = centered ? ctx.input("MeanGrad") : Tensor();
+  if (centered) check_like_param(ctx, param, mean_grad, "MeanGrad");
+  const double lr = scalar_value(ctx.input("LearningRate"));
+  const double decay = ctx.float_attr("decay"), eps = ctx.float_attr("epsilon");
+  const double momentum = ctx.float_attr("momentum");
+  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
+    const T* p = param.data<T>();
+    const T* g = grad.data<T>();
+    const T* ms = mean_square.data<T>();
+    const T* mom = moment.data<T>();
+    const T* mg = centered ? mean_grad.data<T>() : nullptr;
+    T* p_out = output_like<T>(ctx, "ParamOut", param);
+    T* ms_out = output_like<T>(ctx, "MeanSquareOut", mean_square);
+    T* mom_out = output_like<T>(ctx, "MomentOut", moment);
+    T* mg_out = centered && ctx.has_output("MeanGradOut")
+                    ? output_like<T>(ctx, "MeanGradOut", mean_grad)
+                    : nullptr;
+    const T rho = static_cast<T>(decay), e = static_cast<T>(eps), m = static_cast<T>(momentum);
+    const T rate = static_cast<T>(lr);
+    for (int64_t i = 0, n = param.numel(); i < n; ++i) {
+      const T msi = rho * ms[i] + (T(1) - rho) * g[i] * g[i];
+      T denominator = msi + e;
+      if (centered) {
+        const T mgi = rho * mg[i] + (T(1) - rho) * g[i];
+        if (mg_out) mg_out[i] = mgi;
+        denominator = msi - mgi * mgi + e;
+      }
+      const T momi = m * mom[i] + rate * g[i] / std::sqrt(denominator);
+      ms_out[i] = msi;
+      mom_out[i] = momi;
+      p_out[i] = p[i] - momi;
+    }
+  });
 }
 
 // Paddle's lamb: Adam's bias-corrected direction plus weight decay,
@@ -205,5 +268,7 @@ CTP_REGISTER_KERNEL(lamb, CPU, lamb);
 CTP_REGISTER_KERNEL(sgd, CPU, sgd);
 CTP_REGISTER_KERNEL(momentum, CPU, momentum);
 CTP_REGISTER_KERNEL(adam, CPU, adam);
+CTP_REGISTER_KERNEL(adamw, CPU, adamw);
+CTP_REGISTER_KERNEL(rmsprop, CPU, rmsprop);
 
 }  // namespace ctp::cpu

@@ -139,6 +139,27 @@ void momentum(const OptimizerTask& task, Scalar lr, double mu, bool nesterov, do
 template <typename T>
 void adam(const OptimizerTask& task, Scalar lr, double beta1, double beta2, double epsilon,
           bool advance_powers, Stream s);
+// AdamW: Adam's step after the decay p *= 1 - lr lr_ratio coeff (coeff 0:
+// none), with the learning rate lr lr_ratio.
+template <typename T>
+void adamw(const OptimizerTask& task, Scalar lr, double lr_ratio, double coeff, double beta1,
+           double beta2, double epsilon, bool advance_powers, Stream s);
+// One parameter's RMSProp update; mean_grad(_out) only when centered.
+struct RmspropTask {
+  const void* param = nullptr;
+  const void* grad = nullptr;
+  const void* mean_square = nullptr;
+  const void* moment = nullptr;
+  const void* mean_grad = nullptr;
+  void* param_out = nullptr;
+  void* mean_square_out = nullptr;
+  void* moment_out = nullptr;
+  void* mean_grad_out = nullptr;  // null: not written
+  int64_t n = 0;
+};
+template <typename T>
+void rmsprop(const RmspropTask& task, Scalar lr, double rho, double epsilon, double momentum,
+             bool centered, Stream s);
 // Many parameters' updates in a few launches (same bits as one by one);
 // tasks must not share memory, except a task's outputs with its own inputs.
 template <typename T>

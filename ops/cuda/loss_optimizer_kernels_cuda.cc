@@ -1,5 +1,5 @@
-// CUDA kernels of softmax_with_cross_entropy, cross_entropy2 (+grads) and the optimizers sgd,
-// momentum and adam, under the rules of ops/schema/meta_nn.h and
+// CUDA kernels of softmax_with_cross_entropy, cross_entropy2 (+grads) and the
+// optimizers sgd, momentum, adam, adamw and rmsprop, under the rules of ops/schema/meta_nn.h and
 // meta_optimizer.h and with the CPU kernels' formulas. Scalars such
 // as the learning rate and Adam's beta powers are read on the GPU, so a step
 // never waits for the host.
@@ -222,6 +222,22 @@ double attr_or_host_tensor(KernelContext& ctx, const char* slot, const char* att
   return scalar_value(device_context(ctx).to_host(ctx.input(slot)));
 }
 
+// Adam's and AdamW's beta powers: read on the GPU, written when the op has
+// the outputs.
+void set_beta_powers(KernelContext& ctx, launch::OptimizerTask& t, TaskBytes& bytes) {
+  const char* pow_in[2] = {"Beta1Pow", "Beta2Pow"};
+  const char* pow_out[2] = {"Beta1PowOut", "Beta2PowOut"};
+  for (int k = 0; k < 2; ++k) {
+    t.beta_pow[k] = scalar_input(ctx, pow_in[k]);
+    const Tensor& in = ctx.input(pow_in[k]);
+    bytes.reads(in.raw_data(), in.bytes());
+    if (!ctx.has_output(pow_out[k])) continue;
+    Tensor& out = device_output(ctx, pow_out[k], 0, in.dtype(), in.shape());
+    t.beta_pow_out[k] = out.raw_data();
+    bytes.writes(out.raw_data(), out.bytes());
+  }
+}
+
 using AdamKey = std::tuple<DataType, const void*, bool, uint64_t, uint64_t, uint64_t, bool>;
 
 BatchedTask<AdamKey, launch::OptimizerTask> prepare_adam(KernelContext& ctx) {
@@ -238,17 +254,7 @@ BatchedTask<AdamKey, launch::OptimizerTask> prepare_adam(KernelContext& ctx) {
   const bool advance = !ctx.bool_attr("use_global_beta_pow", false);
   work.key = {ctx.input("Param").dtype(), lr.data, lr.fp64, std::bit_cast<uint64_t>(beta1),
               std::bit_cast<uint64_t>(beta2), std::bit_cast<uint64_t>(epsilon), advance};
-  const char* pow_in[2] = {"Beta1Pow", "Beta2Pow"};
-  const char* pow_out[2] = {"Beta1PowOut", "Beta2PowOut"};
-  for (int k = 0; k < 2; ++k) {
-    t.beta_pow[k] = scalar_input(ctx, pow_in[k]);
-    const Tensor& in = ctx.input(pow_in[k]);
-    work.bytes.reads(in.raw_data(), in.bytes());
-    if (!ctx.has_output(pow_out[k])) continue;
-    Tensor& out = device_output(ctx, pow_out[k], 0, in.dtype(), in.shape());
-    t.beta_pow_out[k] = out.raw_data();
-    work.bytes.writes(out.raw_data(), out.bytes());
-  }
+  set_beta_powers(ctx, t, work.bytes);
   return work;
 }
 
@@ -267,8 +273,63 @@ void launch_adam(KernelContext& ctx, const AdamKey& key, const launch::Optimizer
   });
 }
 
+// AdamW, one parameter per launch, with the CPU kernel's formula.
+void adamw(KernelContext& ctx) {
+  TaskBytes bytes;
+  launch::OptimizerTask t =
+      update_task(ctx, {{"Moment1", "Moment1Out"}, {"Moment2", "Moment2Out"}}, bytes);
+  const double beta1 = attr_or_host_tensor(ctx, "Beta1Tensor", "beta1", 0.9);
+  const double beta2 = attr_or_host_tensor(ctx, "Beta2Tensor", "beta2", 0.999);
+  const double epsilon = attr_or_host_tensor(ctx, "EpsilonTensor", "epsilon", 1e-8);
+  if (ctx.has_input("SkipUpdate")) ctx.fail("SkipUpdate is not supported by the GPU kernel");
+  const launch::Scalar lr = scalar_input(ctx, "LearningRate");
+  const bool advance = !ctx.bool_attr("use_global_beta_pow", false);
+  const double coeff = ctx.bool_attr("with_decay") ? ctx.float_attr("coeff") : 0.0;
+  const double lr_ratio = ctx.float_attr("lr_ratio");
+  set_beta_powers(ctx, t, bytes);
+  dispatch_float(ctx.input("Param").dtype(), ctx, "Param", [&]<typename T>() {
+    launch::adamw<T>(t, lr, lr_ratio, coeff, beta1, beta2, epsilon, advance, stream_of(ctx));
+  });
+}
+
+// RMSProp, one parameter per launch, with the CPU kernel's formula.
+void rmsprop(KernelContext& ctx) {
+  const Tensor param = device_input(ctx, "Param");
+  const Tensor grad = device_input(ctx, "Grad");
+  const Tensor mean_square = device_input(ctx, "MeanSquare");
+  const Tensor moment = device_input(ctx, "Moment");
+  check_like_param(ctx, param, grad, "Grad");
+  check_like_param(ctx, param, mean_square, "MeanSquare");
+  check_like_param(ctx, param, moment, "Moment");
+  const bool centered = ctx.bool_attr("centered");
+  if (centered && !ctx.has_input("MeanGrad")) ctx.fail("centered rmsprop needs input MeanGrad");
+  const Tensor mean_grad = centered ? device_input(ctx, "MeanGrad") : Tensor();
+  if (centered) check_like_param(ctx, param, mean_grad, "MeanGrad");
+  const launch::Scalar lr = scalar_input(ctx, "LearningRate");
+  dispatch_float(param.dtype(), ctx, "Param", [&]<typename T>() {
+    launch::RmspropTask t;
+    t.param = param.raw_data();
+    t.grad = grad.raw_data();
+    t.mean_square = mean_square.raw_data();
+    t.moment = moment.raw_data();
+    t.n = param.numel();
+    t.param_out = output_like<T>(ctx, "ParamOut", param);
+    t.mean_square_out = output_like<T>(ctx, "MeanSquareOut", mean_square);
+    t.moment_out = output_like<T>(ctx, "MomentOut", moment);
+    if (centered) {
+      t.mean_grad = mean_grad.raw_data();
+      if (ctx.has_output("MeanGradOut"))
+        t.mean_grad_out = output_like<T>(ctx, "MeanGradOut", mean_grad);
+    }
+    launch::rmsprop<T>(t, lr, ctx.float_attr("decay"), ctx.float_attr("epsilon"),
+                       ctx.float_attr("momentum"), centered, stream_of(ctx));
+  });
+}
+
 }  // namespace
 
+CTP_REGISTER_KERNEL(adamw, CUDA, adamw);
+CTP_REGISTER_KERNEL(rmsprop, CUDA, rmsprop);
 CTP_REGISTER_KERNEL(softmax_with_cross_entropy, CUDA, softmax_with_cross_entropy);
 CTP_REGISTER_KERNEL(cross_entropy2, CUDA, cross_entropy2);
 CTP_REGISTER_KERNEL(cross_entropy_grad2, CUDA, cross_entropy_grad2);

@@ -1,4 +1,4 @@
-// Optimizer update ops: sgd, momentum, adam and lamb. Each writes its state
+// Optimizer update ops: sgd, momentum, adam, adamw, lamb and rmsprop. Each writes its state
 // back in place, so every output takes the shape of the input it updates.
 #include <string>
 
@@ -44,6 +44,40 @@ void infer_adaptive(InferContext& ctx) {
   infer_update(ctx, {"Moment1", "Moment2"}, {"Beta1Pow", "Beta2Pow"});
 }
 
+void infer_rmsprop(InferContext& ctx) { infer_update(ctx, {"MeanSquare", "Moment", "MeanGrad"}); }
+
+std::vector<SlotDef> adam_inputs() {
+  return {one("Param"), one("Grad"), one("LearningRate"), one("Moment1"), one("Moment2"),
+          one("Beta1Pow"), one("Beta2Pow"), optional_one("Beta1Tensor"),
+          optional_one("Beta2Tensor"), optional_one("EpsilonTensor"),
+          optional_one("MasterParam"), optional_one("SkipUpdate")};
+}
+
+// Beta1PowOut/Beta2PowOut appeared in Paddle 2.0 (earlier programs update
+// the powers with scale ops), so they may be absent.
+std::vector<SlotDef> adam_outputs() {
+  return {one("ParamOut"), one("Moment1Out"), one("Moment2Out"), optional_one("Beta1PowOut"),
+          optional_one("Beta2PowOut"), optional_one("MasterParamOut")};
+}
+
+std::vector<AttrDef> adam_attrs() {
+  return {attr("beta1", Attribute(0.9f)), attr("beta2", Attribute(0.999f)),
+          attr("epsilon", Attribute(1.0e-8f)), attr("lazy_mode", Attribute(false)),
+          attr("min_row_size_to_use_multithread", Attribute(int64_t{1000}), {AttrType::INT}),
+          attr("multi_precision", Attribute(false)),
+          attr("use_global_beta_pow", Attribute(false))};
+}
+
+// Paddle's adamw op maker: adam's attributes, and the decoupled weight decay
+// (coeff, applied only with with_decay) and lr_ratio.
+std::vector<AttrDef> adamw_attrs() {
+  std::vector<AttrDef> attrs = adam_attrs();
+  attrs.push_back(attr("lr_ratio", Attribute(1.0f)));
+  attrs.push_back(attr("coeff", Attribute(0.01f)));
+  attrs.push_back(attr("with_decay", Attribute(false)));
+  return attrs;
+}
+
 }  // namespace
 
 void add_optimizer_op_defs(OpRegistry& r) {
@@ -63,22 +97,8 @@ void add_optimizer_op_defs(OpRegistry& r) {
             attr("regularization_coeff", Attribute(0.0f)),
             attr("multi_precision", Attribute(false)), attr("rescale_grad", Attribute(1.0f))}},
           infer_momentum);
-  // Beta1PowOut/Beta2PowOut appeared in Paddle 2.0 (earlier programs update
-  // the powers with scale ops), so they may be absent.
-  add_def(r,
-          {"adam",
-           {one("Param"), one("Grad"), one("LearningRate"), one("Moment1"), one("Moment2"),
-            one("Beta1Pow"), one("Beta2Pow"), optional_one("Beta1Tensor"),
-            optional_one("Beta2Tensor"), optional_one("EpsilonTensor"),
-            optional_one("MasterParam"), optional_one("SkipUpdate")},
-           {one("ParamOut"), one("Moment1Out"), one("Moment2Out"), optional_one("Beta1PowOut"),
-            optional_one("Beta2PowOut"), optional_one("MasterParamOut")},
-           {attr("beta1", Attribute(0.9f)), attr("beta2", Attribute(0.999f)),
-            attr("epsilon", Attribute(1.0e-8f)), attr("lazy_mode", Attribute(false)),
-            attr("min_row_size_to_use_multithread", Attribute(int64_t{1000}), {AttrType::INT}),
-            attr("multi_precision", Attribute(false)),
-            attr("use_global_beta_pow", Attribute(false))}},
-          infer_adaptive);
+  add_def(r, {"adam", adam_inputs(), adam_outputs(), adam_attrs()}, infer_adaptive);
+  add_def(r, {"adamw", adam_inputs(), adam_outputs(), adamw_attrs()}, infer_adaptive);
   add_def(r,
           {"lamb",
            {one("Param"), one("Grad"), one("LearningRate"), one("Moment1"), one("Moment2"),
@@ -90,6 +110,17 @@ void add_optimizer_op_defs(OpRegistry& r) {
             attr("beta2", Attribute(0.999f)), attr("epsilon", Attribute(1.0e-6f)),
             attr("always_adapt", Attribute(false)), attr("multi_precision", Attribute(false))}},
           infer_adaptive);
+  // Paddle's rmsprop op maker; MeanGrad is read and written only when centered.
+  add_def(r,
+          {"rmsprop",
+           {one("Param"), one("MeanSquare"), optional_one("MeanGrad"), one("LearningRate"),
+            one("Grad"), one("Moment"), optional_one("MasterParam")},
+           {one("ParamOut"), one("MomentOut"), one("MeanSquareOut"), optional_one("MeanGradOut"),
+            optional_one("MasterParamOut")},
+           {attr("epsilon", Attribute(1.0e-10f)), attr("decay", Attribute(0.9f)),
+            attr("momentum", Attribute(0.0f)), attr("centered", Attribute(false)),
+            attr("multi_precision", Attribute(false))}},
+          infer_rmsprop);
 }
 
 CTP_REGISTER_OP_DEFS(add_optimizer_op_defs);

@@ -286,6 +286,39 @@ TEST(GpuKernels, OptimizersOverSeveralSteps) {
               {"p_sgd", "p_mom", "v", "p_adam", "m1", "m2", "b1p", "b2p"}, 1e-5, 1e-6, 3);
 }
 
+TEST(GpuKernels, AdamWAndRmspropOverSeveralSteps) {
+  CTP_REQUIRE_GPUS(1);
+  Tensor lr(DataType::FP32, {1});
+  lr.data<float>()[0] = 0.05f;
+  Tensor pow1(DataType::FP32, {1}), pow2(DataType::FP32, {1});
+  pow1.data<float>()[0] = 0.9f;
+  pow2.data<float>()[0] = 0.999f;
+  ProgramBuilder pb;
+  pb.op("adamw").in("Param", "p_adamw").in("Grad", "g").in("Moment1", "m1").in("Moment2", "m2")
+      .in("LearningRate", "lr").in("Beta1Pow", "b1p").in("Beta2Pow", "b2p")
+      .out("ParamOut", "p_adamw").out("Moment1Out", "m1").out("Moment2Out", "m2")
+      .out("Beta1PowOut", "b1p").out("Beta2PowOut", "b2p")
+      .attr("coeff", 0.1f).attr("lr_ratio", 0.5f).attr("with_decay", true);
+  for (bool centered : {false, true}) {
+    const std::string k = centered ? "_c" : "";
+    pb.op("rmsprop").in("Param", "p_rms" + k).in("Grad", "g").in("MeanSquare", "ms" + k)
+        .in("Moment", "mom" + k).in("MeanGrad", "mg" + k).in("LearningRate", "lr")
+        .out("ParamOut", "p_rms" + k).out("MeanSquareOut", "ms" + k).out("MomentOut", "mom" + k)
+        .out("MeanGradOut", "mg" + k).attr("momentum", 0.5f).attr("centered", centered)
+        .attr("epsilon", 1e-6f);
+  }
+  Tensor zeros(DataType::FP32, {4, 9});
+  expect_same(pb.build(),
+              {{"p_adamw", random_fp32({4, 9}, 40)}, {"p_rms", random_fp32({4, 9}, 41)},
+               {"p_rms_c", random_fp32({4, 9}, 42)}, {"g", random_fp32({4, 9}, 43)},
+               {"m1", zeros}, {"m2", zeros}, {"ms", zeros}, {"mom", zeros}, {"mg", zeros},
+               {"ms_c", zeros}, {"mom_c", zeros}, {"mg_c", zeros}, {"lr", lr}, {"b1p", pow1},
+               {"b2p", pow2}},
+              {"p_adamw", "m1", "m2", "b1p", "b2p", "p_rms", "ms", "mom", "p_rms_c", "ms_c",
+               "mom_c", "mg_c"},
+              1e-5, 1e-6, 3);
+}
+
 TEST(GpuKernels, InitializersSplitConcatAssign) {
   CTP_REQUIRE_GPUS(1);
   ProgramBuilder pb;
