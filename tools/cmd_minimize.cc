@@ -1,0 +1,125 @@
+// `ctp minimize` (alias `ctp backward`): turns a forward program into a
+// training program, as Paddle's Optimizer.minimize(loss) does: the backward
+// (transpilers/append_backward.h), then one update op per parameter with its
+// state initialised in startup (transpilers/append_optimizer.h). Named after
+// minimize because it does both halves; `backward` is kept as an alias for
+// those who look for Paddle's append_backward.
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "program_ir/atomic_file.h"
+#include "program_ir/error.h"
+#include "program_ir/program_io.h"
+#include "program_ir/text_io.h"
+#include "tools/command.h"
+#include "transpilers/append_backward.h"
+#include "transpilers/append_optimizer.h"
+
+namespace ctp::cli {
+namespace {
+
+struct MinimizeArgs {
+  std::string loss;
+  std::string optimizer = "sgd";
+  float learning_rate = 0.001f;
+  std::optional<float> momentum, epsilon, weight_decay;
+  bool nesterov = false;
+  float beta1 = 0.9f, beta2 = 0.999f, rho = 0.95f;
+  bool centered = false;
+  std::vector<std::string> no_grad;
+  std::string startup, main, out_dir;
+  std::string emit = "proto";
+};
+
+OptimizerOptions optimizer_options(const MinimizeArgs& a) {
+  const std::optional<OptimizerType> type = optimizer_type_from_string(a.optimizer);
+  if (!type)
+    throw UsageError("unknown --optimizer '" + a.optimizer + "' (expected " +
+                     optimizer_type_names() + ")");
+  OptimizerOptions o;
+  o.type = *type;
+  o.learning_rate = a.learning_rate;
+  o.momentum = a.momentum;
+  o.use_nesterov = a.nesterov;
+  o.beta1 = a.beta1;
+  o.beta2 = a.beta2;
+  o.epsilon = a.epsilon;
+  o.weight_decay = a.weight_decay;
+  o.rho = a.rho;
+  o.centered = a.centered;
+  return o;
+}
+
+std::string render(const Program& program, const std::string& emit) {
+  if (emit == "json") return serialize_program(program, ProgramFormat::Json);
+  if (emit == "text") return program_to_text(program);
+  return serialize_program(program, ProgramFormat::Proto);
+}
+
+void run_minimize(const MinimizeArgs& a) {
+  const OptimizerOptions options = optimizer_options(a);
+  if (a.emit != "proto" && a.emit != "json" && a.emit != "text")
+    throw UsageError("--emit must be proto, json or text, not '" + a.emit + "'");
+  Program startup = load_program_file(a.startup);
+  Program main = load_program_file(a.main);
+  BackwardResult backward;
+  try {
+    backward = append_backward(main, BackwardOptions{.loss = a.loss, .no_grad_vars = a.no_grad});
+    append_optimizer(startup, main, options);
+  } catch (Error& e) {
+    e.locate(SourceLocation{.source = a.main});
+    throw;
+  }
+  // Paddle leaves such a parameter out of params_grads without a word; it
+  // is kept (and not updated), but said, since it is most often a wrong --loss.
+  for (const std::string& param : backward.unreached_parameters)
+    std::cerr << "ctp minimize: warning: parameter '" << param << "' has no path to the loss '"
+              << a.loss << "': it gets no gradient and is not updated\n";
+  std::cerr << "ctp minimize: " << backward.params_grads.size() << " parameter(s) updated by "
+            << to_string(options.type) << "\n";
+  const std::string ext = a.emit == "proto" ? "pb" : a.emit == "json" ? "json" : "txt";
+  OutputSet output(a.out_dir);
+  output.make_directories(a.out_dir);
+  output.stage(a.out_dir + "/startup." + ext, render(startup, a.emit));
+  output.stage(a.out_dir + "/main." + ext, render(main, a.emit));
+  output.commit();
+}
+
+const CommandRegistrar kRegistrar([](CLI::App& app) {
+  auto args = std::make_shared<MinimizeArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "minimize",
+      "Turn a forward program into a training program, as Paddle's Optimizer.minimize(loss): "
+      "append the backward of --loss (grad ops, @GRAD vars, op_role_var) and one --optimizer "
+      "update per trainable parameter, with its state initialised in the startup program. "
+      "Writes OUTDIR/startup.<ext> and OUTDIR/main.<ext>, both or neither.");
+  cmd->alias("backward");
+  cmd->add_option("--loss", args->loss, "the loss var (a float scalar: shape [1] or [])")
+      ->required();
+  cmd->add_option("--optimizer", args->optimizer,
+                  "the update: " + optimizer_type_names() + " (default sgd)");
+  cmd->add_option("--learning-rate", args->learning_rate, "default 0.001");
+  cmd->add_option("--momentum", args->momentum, "momentum's mu (0.9), rmsprop's momentum (0)");
+  cmd->add_flag("--nesterov", args->nesterov, "momentum: Nesterov's update");
+  cmd->add_option("--beta1", args->beta1, "adam, adamw, lamb (0.9)");
+  cmd->add_option("--beta2", args->beta2, "adam, adamw, lamb (0.999)");
+  cmd->add_option("--epsilon", args->epsilon, "adam/adamw 1e-8, lamb and rmsprop 1e-6");
+  cmd->add_option("--weight-decay", args->weight_decay, "adamw's coeff, lamb's (0.01)");
+  cmd->add_option("--rho", args->rho, "rmsprop's decay (0.95)");
+  cmd->add_flag("--centered", args->centered, "rmsprop: centered");
+  cmd->add_option("--no-grad", args->no_grad,
+                  "vars that get no gradient beside stop_gradient ones, comma-separated")
+      ->delimiter(',');
+  cmd->add_option("--startup", args->startup, "startup program (protobuf or JSON)")->required();
+  cmd->add_option("--main", args->main, "forward main program (protobuf or JSON)")->required();
+  cmd->add_option("-o,--out", args->out_dir, "output directory (created if missing)")
+      ->required();
+  cmd->add_option("--emit", args->emit, "output format: proto (default), json or text");
+  cmd->callback([args] { run_minimize(*args); });
+});
+
+}  // namespace
+}  // namespace ctp::cli
