@@ -7,8 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <map>
-#include <regex>
 
 #include "executor/runtime/npy.h"
 #include "program_ir/atomic_file.h"
@@ -85,17 +83,6 @@ void write_data(const test::TempDir& dir) {
 
 const std::string kCli = CTP_CLI_PATH;
 
-// What `ctp run` under `ctp launch` printed for `var` (a regex) at each
-// step, by rank (its lines start "[rank R] step S/N ... var = value").
-std::map<int, std::vector<std::string>> printed(const std::string& output,
-                                                const std::string& var) {
-  std::map<int, std::vector<std::string>> by_rank;
-  const std::regex line("\\[rank (\\d+)\\] step \\d+/\\d+ .*" + var + " = ([^\\n]*)");
-  for (auto it = std::sregex_iterator(output.begin(), output.end(), line);
-       it != std::sregex_iterator(); ++it)
-    by_rank[std::stoi((*it)[1].str())].push_back((*it)[2].str());
-  return by_rank;
-}
 
 std::string minimize(const test::TempDir& dir, const std::string& flags) {
   return kCli + " minimize --startup " + (dir / "startup.json") + " --main " +
@@ -130,9 +117,9 @@ TEST(MinimizeCli, ForwardMlpTrainsOnTwoGlooWorkers) {
                   " --seed-by-rank --feed x=" + (dir / "x.npy") + " --feed label=" +
                   (dir / "label.npy") + " --fetch mean_0.tmp_0,fc_0.w_0,fc_1.b_0");
   ASSERT_EQ(r.exit_code, 0) << r.output;
-  const auto loss = printed(r.output, "mean_0\\.tmp_0");
-  const auto weight = printed(r.output, "fc_0\\.w_0");
-  const auto bias = printed(r.output, "fc_1\\.b_0");
+  const auto loss = test::printed_by_rank(r.output, "mean_0\\.tmp_0");
+  const auto weight = test::printed_by_rank(r.output, "fc_0\\.w_0");
+  const auto bias = test::printed_by_rank(r.output, "fc_1\\.b_0");
   ASSERT_EQ(loss.size(), 2u) << r.output;
   for (int rank = 0; rank < 2; ++rank) {
     SCOPED_TRACE("rank " + std::to_string(rank));

@@ -203,6 +203,18 @@ BackwardResult mark_param_grads(Block& block,
   return result;
 }
 
+// The program's fed inputs (non-persistable vars that no op writes) get no
+// gradient: Paddle's data layers are stop_gradient, but a program saved by
+// Paddle 1.x does not record the flag (the PaddleFL trainer's x), and such a
+// gradient would reach nothing.
+void add_fed_inputs(const Block& block, std::unordered_set<std::string>& no_grad) {
+  std::unordered_set<std::string> written;
+  for (const Op& op : block.ops())
+    for (const std::string& out : op.output_arg_names()) written.insert(out);
+  for (const Var& var : block.vars())
+    if (!var.persistable && !written.contains(var.name)) no_grad.insert(var.name);
+}
+
 }  // namespace
 
 std::vector<std::string> trainable_parameters(const Block& block) {
@@ -228,6 +240,7 @@ BackwardResult append_backward(Program& program, const BackwardOptions& options)
                                           options.no_grad_vars.end());
   for (const Var& var : block.vars())
     if (var.stop_gradient) no_grad.insert(var.name);
+  add_fed_inputs(block, no_grad);
   const std::vector<std::string> parameters = trainable_parameters(block);
   const BackwardPath path = find_backward_path(block, options.loss, no_grad, parameters, kPass);
 

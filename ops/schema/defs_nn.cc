@@ -102,7 +102,8 @@ void add_nn_op_defs(OpRegistry& r) {
            {optional_one("Logits@GRAD")},
            softmax_with_cross_entropy_attrs()},
           infer_softmax_with_cross_entropy_grad);
-  add_def(r, {"softmax", {one("X")}, {one("Out")}, softmax_attrs()}, infer_softmax);
+  add_def(r, {"softmax", {one("X")}, {one("Out")}, softmax_attrs()}, infer_softmax,
+          grad_op("softmax_grad", {"Out", "Out@GRAD"}, {"X@GRAD"}));
   // softmax's grad reads the forward output, as relu's does.
   add_def(r,
           {"softmax_grad",
@@ -115,7 +116,8 @@ void add_nn_op_defs(OpRegistry& r) {
            {one("X"), one("Label")},
            {one("Y"), one("XShape"), one("MatchX")},
            cross_entropy2_attrs()},
-          infer_cross_entropy2);
+          infer_cross_entropy2,
+          grad_op("cross_entropy_grad2", {"Label", "MatchX", "XShape", "Y@GRAD"}, {"X@GRAD"}));
   add_def(r,
           {"cross_entropy_grad2",
            {one("Label"), one("MatchX"), one("XShape"), one("Y@GRAD")},
