@@ -97,7 +97,8 @@ TEST(GradMakers, TheOpsThatComputeDeclareTheirGradient) {
   for (const char* type : {"mul", "matmul_v2", "elementwise_add", "elementwise_sub",
                            "elementwise_mul", "relu", "mean", "reduce_mean",
                            "softmax_with_cross_entropy", "softmax", "cross_entropy2", "sum",
-                           "scale", "cast", "assign"})
+                           "scale", "cast", "assign", "elementwise_div", "tanh", "sigmoid",
+                           "sqrt", "square", "gelu", "clip", "dropout"})
     EXPECT_EQ(def(type).grad.kind, GradMaker::Kind::kOps) << type;
   for (const char* type : {"fill_constant", "uniform_random", "gaussian_random", "feed", "fetch"})
     EXPECT_EQ(def(type).grad.kind, GradMaker::Kind::kNone) << type;

@@ -89,7 +89,8 @@ void infer_dropout_grad(InferContext& ctx) {
 // X in, Out out; the grad reads `grad_input` and Out@GRAD, writes X@GRAD.
 template <const char* kGradInput>
 void add_activation(OpRegistry& r, const std::string& type, std::vector<AttrDef> attrs) {
-  add_def(r, {type, {one("X")}, {one("Out")}, attrs}, infer_activation);
+  add_def(r, {type, {one("X")}, {one("Out")}, attrs}, infer_activation,
+          grad_op(type + "_grad", {kGradInput, "Out@GRAD"}, {"X@GRAD"}));
   add_def(r,
           {type + "_grad",
            {one(kGradInput), one("Out@GRAD")},
@@ -109,7 +110,7 @@ void add_activation_op_defs(OpRegistry& r) {
   add_activation<kX>(r, "gelu", gelu_attrs());
   add_def(
       r, {"clip", {one("X"), optional_one("Min"), optional_one("Max")}, {one("Out")}, clip_attrs()},
-      infer_clip);
+      infer_clip, grad_op("clip_grad", {"X", "Min", "Max", "Out@GRAD"}, {"X@GRAD"}));
   add_def(r,
           {"clip_grad",
            {one("X"), optional_one("Min"), optional_one("Max"), one("Out@GRAD")},
@@ -122,7 +123,7 @@ void add_activation_op_defs(OpRegistry& r) {
            {one("X"), optional_one("Seed")},
            {one("Out"), optional_one("Mask")},
            dropout_attrs()},
-          infer_dropout);
+          infer_dropout, grad_op("dropout_grad", {"Mask", "Out@GRAD"}, {"X@GRAD"}));
   add_def(
       r,
       {"dropout_grad", {one("Mask"), one("Out@GRAD")}, {optional_one("X@GRAD")}, dropout_attrs()},
