@@ -37,13 +37,16 @@ void write_forward_mlp(const test::TempDir& dir) {
       b->param(fc + ".w_0", {in, out});
       b->param(fc + ".b_0", {out});
     }
-    s.op("uniform_random").out("Out", fc + ".w_0").attr("shape", Attribute(std::vector<int64_t>{in, out}))
+    s.op("uniform_random").out("Out", fc + ".w_0")
+        .attr("shape", Attribute(std::vector<int64_t>{in, out}))
         .attr("min", Attribute(-0.5f)).attr("max", Attribute(0.5f)).role(op_role::kForward);
-    s.op("fill_constant").out("Out", fc + ".b_0").attr("shape", Attribute(std::vector<int64_t>{out}))
+    s.op("fill_constant").out("Out", fc + ".b_0")
+        .attr("shape", Attribute(std::vector<int64_t>{out}))
         .attr("value", Attribute(0.0f)).role(op_role::kForward);
     m.tmp(fc + ".tmp_0", {-1, out});
     m.tmp(fc + ".tmp_1", {-1, out});
-    m.op("mul").in("X", input).in("Y", fc + ".w_0").out("Out", fc + ".tmp_0").role(op_role::kForward);
+    m.op("mul").in("X", input).in("Y", fc + ".w_0").out("Out", fc + ".tmp_0")
+        .role(op_role::kForward);
     m.op("elementwise_add").in("X", fc + ".tmp_0").in("Y", fc + ".b_0").out("Out", fc + ".tmp_1")
         .attr("axis", Attribute(int32_t{1})).role(op_role::kForward);
     input = fc + ".tmp_1";
@@ -68,7 +71,8 @@ void write_forward_mlp(const test::TempDir& dir) {
 // 64 samples of 4 features; the label says whether x0 + x1 > 0.
 void write_data(const test::TempDir& dir) {
   const int64_t rows = 64;
-  const std::vector<double> v = test::random_values(static_cast<std::size_t>(rows * 4), 7, -2.0, 2.0);
+  const std::vector<double> v =
+      test::random_values(static_cast<std::size_t>(rows * 4), 7, -2.0, 2.0);
   Tensor x(DataType::FP32, {rows, 4});
   Tensor label(DataType::INT64, {rows, 1});
   for (int64_t r = 0; r < rows; ++r) {
@@ -82,7 +86,6 @@ void write_data(const test::TempDir& dir) {
 }
 
 const std::string kCli = CTP_CLI_PATH;
-
 
 std::string minimize(const test::TempDir& dir, const std::string& flags) {
   return kCli + " minimize --startup " + (dir / "startup.json") + " --main " +
@@ -141,7 +144,8 @@ TEST(MinimizeCli, ErrorsNameThePlaceAndWriteNothing) {
     int exit_code;
   };
   const std::vector<Case> cases = {
-      {"--loss nope", "main.json: append_backward: block 0, var 'nope': the loss is not declared", 1},
+      {"--loss nope",
+       "main.json: append_backward: block 0, var 'nope': the loss is not declared", 1},
       {"--loss fc_1.tmp_1",
        "var 'fc_1.tmp_1': the loss must be a scalar (shape [1] or [], as Paddle requires), but "
        "its shape is [-1, 2]; reduce it first (mean, reduce_mean)", 1},

@@ -195,7 +195,8 @@ BackwardResult mark_param_grads(Block& block,
       for (const std::string& out : op.output_arg_names())
         if (out == it->second) writer = &op;
     std::vector<std::string> role_var = {param, it->second};
-    if (const Attribute* old = writer->attr(kOpRoleVarAttr); old && old->type() == AttrType::STRINGS)
+    const Attribute* old = writer->attr(kOpRoleVarAttr);
+    if (old && old->type() == AttrType::STRINGS)
       for (const std::string& s : old->get<std::vector<std::string>>()) role_var.push_back(s);
     writer->set_attr(kOpRoleVarAttr, Attribute(std::move(role_var)));
     result.params_grads.push_back(ParamGrad{param, it->second});
