@@ -20,7 +20,7 @@ namespace {
 using test::CommandResult;
 using test::run_command;
 
-const std::regex kCudaLibrary("cuda|cublas|nccl|ctp_cuda");
+const std::regex kCudaLibrary("cuda|cublas|cudnn|nccl|ctp_cuda");
 
 std::string golden(const std::string& file) {
   return std::string(CTP_SOURCE_DIR) + "/tests/golden/grad_allreduce_adam_n2_r1_ring1_multihost/" +

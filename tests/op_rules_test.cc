@@ -9,6 +9,7 @@
 
 #include "tests/kernels_test_util.h"
 #include "tests/op_rule_cases.h"
+#include "tests/op_rule_cases_cv.h"
 
 namespace ctp {
 namespace {
@@ -25,6 +26,8 @@ TEST_P(OpRules, InferenceAndCpuKernelFailWithOneText) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Cases, OpRules, ::testing::ValuesIn(test::rule_cases()),
+                         [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(CvCases, OpRules, ::testing::ValuesIn(test::cv_rule_cases()),
                          [](const auto& info) { return info.param.name; });
 
 // Shape inference on declared vars and the CPU kernels on tensors of those
@@ -43,6 +46,28 @@ TEST(OpRules, InferenceGivesTheShapesCpuKernelsWrite) {
   using test::rule_op;
   const Slot x{"X", {"x"}}, y{"Y", {"y"}}, out{"Out", {"out"}};
   const std::vector<ShapeCase> cases = {
+      {"conv2d SAME groups",
+       rule_op("conv2d", {{"Input", {"x"}}, {"Filter", {"y"}}}, {{"Output", {"out"}}},
+               {{"groups", Attribute(int32_t{2})},
+                {"strides", Attribute(std::vector<int32_t>{2, 3})},
+                {"padding_algorithm", Attribute("SAME")}}),
+       {{"x", f32({2, 4, 7, 8})}, {"y", f32({6, 2, 3, 2})}}, {"out"}},
+      {"pool2d ceil_mode", rule_op("pool2d", {x}, {out},
+                                   {{"pooling_type", Attribute("avg")},
+                                    {"ksize", Attribute(std::vector<int32_t>{3, 2})},
+                                    {"strides", Attribute(std::vector<int32_t>{2, 2})},
+                                    {"paddings", Attribute(std::vector<int32_t>{1, 0, 1, 1})},
+                                    {"ceil_mode", Attribute(true)}}),
+       {{"x", f32({1, 2, 6, 5})}}, {"out"}},
+      {"batch_norm NHWC",
+       rule_op("batch_norm",
+               {x, {"Scale", {"s"}}, {"Bias", {"b"}}, {"Mean", {"m"}}, {"Variance", {"v"}}},
+               {{"Y", {"out"}}, {"MeanOut", {"m"}}, {"VarianceOut", {"v"}},
+                {"SavedMean", {"sm"}}, {"SavedVariance", {"sv"}}},
+               {{"data_layout", Attribute("NHWC")}}),
+       {{"x", f32({2, 3, 4})}, {"s", f32({4})}, {"b", f32({4})}, {"m", f32({4})},
+        {"v", f32({4})}},
+       {"out", "m", "v", "sm", "sv"}},
       {"matmul batches", rule_op("matmul_v2", {x, y}, {out}),
        {{"x", f32({5, 1, 2, 3})}, {"y", f32({4, 3, 6})}}, {"out"}},
       {"matmul vectors", rule_op("matmul_v2", {x, y}, {out}, {{"trans_x", Attribute(true)}}),

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "executor/cuda/cuda_check.h"
+#include "executor/cuda/cudnn_check.h"
 
 namespace ctp {
 
@@ -36,6 +37,7 @@ DeviceContext::~DeviceContext() {
   cudaDeviceSynchronize();
   if (workspace_) cudaFree(workspace_);
   if (cublas_) cublasDestroy(cublas_);
+  if (cudnn_) cudnnDestroy(cudnn_);
   for (CudaEvent e : events_)
     if (e) cudaEventDestroy(e);
   for (auto& [ring, stream] : comm_) cudaStreamDestroy(stream);
@@ -80,6 +82,15 @@ cublasContext* DeviceContext::cublas() {
     CTP_CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));
   }
   return cublas_;
+}
+
+cudnnContext* DeviceContext::cudnn() {
+  if (!cudnn_) {
+    cuda::DeviceGuard guard(index_);
+    CTP_CUDNN_CHECK(cudnnCreate(&cudnn_));
+    CTP_CUDNN_CHECK(cudnnSetStream(cudnn_, compute_));
+  }
+  return cudnn_;
 }
 
 CudaEvent DeviceContext::next_event() {

@@ -1,7 +1,7 @@
 // One GPU's execution state for a run: a compute stream on which every
 // kernel of the program is queued in program order, one communication
-// stream per ring on which that ring's collectives run, and the cuBLAS
-// handle bound to the compute stream. Streams are ordered with events
+// stream per ring on which that ring's collectives run, and the cuBLAS and
+// cuDNN handles bound to the compute stream. Streams are ordered with events
 // (GPU-side waits); the host blocks only where it reads results.
 //
 // The header needs no CUDA toolkit (streams and handles are opaque), so
@@ -18,6 +18,7 @@
 struct CUstream_st;
 struct CUevent_st;
 struct cublasContext;
+struct cudnnContext;
 
 namespace ctp {
 
@@ -47,6 +48,8 @@ class DeviceContext {
   CudaStream comm_stream(int ring_id);
   std::vector<int> comm_rings() const;
   cublasContext* cublas();
+  // The cuDNN handle bound to the compute stream, created on first use.
+  cudnnContext* cudnn();
 
   // GPU-side ordering: `waiter` runs nothing queued after this call until
   // everything queued on `signaller` before it has finished.
@@ -77,6 +80,7 @@ class DeviceContext {
   int index_;
   CudaStream compute_ = nullptr;
   cublasContext* cublas_ = nullptr;
+  cudnnContext* cudnn_ = nullptr;
   mutable std::mutex mu_;
   std::map<int, CudaStream> comm_;
   // Events are recycled round-robin: an event may be re-recorded once every

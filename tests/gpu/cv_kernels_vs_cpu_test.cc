@@ -1,0 +1,164 @@
+// The CUDA kernels of conv2d, depthwise_conv2d (cuDNN), pool2d and batch_norm
+// (own kernels) and their grads against the CPU kernels (kernels_vs_cpu_util.h).
+// Tolerances, |gpu - cpu| <= atol + rtol * |cpu|: cuDNN convolutions sum in
+// their own order, FP32 rtol 1e-4 (atol 1e-5), FP16/BF16 rtol 2e-2 (atol 1e-2,
+// one or two 16-bit ulps); pool2d adds in the CPU's order, FP32 rtol 1e-6
+// (atol 1e-7), 16-bit rtol 1e-2 (atol 1e-3); batch_norm's per-channel sums are
+// tree reductions, FP32 rtol 1e-4 (atol 1e-5).
+#include <gtest/gtest.h>
+
+#include "program_ir/builder.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "tests/gpu/kernels_vs_cpu_util.h"
+
+namespace ctp {
+namespace {
+
+using namespace gpu_testing;  // random_fp32, random_half, expect_same (kernels_vs_cpu_util.h)
+using Ints = std::vector<int32_t>;
+
+// conv2d (or depthwise_conv2d) and its grad on x, w and the output's gradient g.
+Program conv_program(const std::string& type, const std::vector<NamedAttribute>& attrs) {
+  ProgramBuilder pb;
+  OpBuilder fwd = pb.op(type).in("Input", "x").in("Filter", "w").out("Output", "y");
+  OpBuilder grad = pb.op(type + "_grad").in("Input", "x").in("Filter", "w").in("Output@GRAD", "g")
+                   .out("Input@GRAD", "dx").out("Filter@GRAD", "dw");
+  for (const NamedAttribute& a : attrs) {
+    fwd.attr(a.name, a.value);
+    grad.attr(a.name, a.value);
+  }
+  return pb.build();
+}
+
+// The output shape the CPU kernel gives, for the gradient input.
+Shape conv_output_shape(const std::string& type, const Tensor& x, const Tensor& w,
+                        const std::vector<NamedAttribute>& attrs) {
+  Scope s;
+  s.var("x") = x;
+  s.var("w") = w;
+  test::run_op(s, test::make_op(type, {{"Input", {"x"}}, {"Filter", {"w"}}},
+                                {{"Output", {"y"}}}, attrs));
+  return s.get("y").shape();
+}
+
+void expect_conv_same(const std::string& type, Shape x_shape, Shape w_shape,
+                      std::vector<NamedAttribute> attrs, uint64_t seed) {
+  const Tensor x = random_fp32(std::move(x_shape), seed);
+  const Tensor w = random_fp32(std::move(w_shape), seed + 1);
+  const Tensor g = random_fp32(conv_output_shape(type, x, w, attrs), seed + 2);
+  expect_same(conv_program(type, attrs), {{"x", x}, {"w", w}, {"g", g}}, {"y", "dx", "dw"},
+              1e-4, 1e-5);
+}
+
+TEST(GpuCvKernels, Conv2dAndGradOnCudnn) {
+  CTP_REQUIRE_GPUS(1);
+  expect_conv_same("conv2d", {2, 4, 7, 6}, {6, 2, 3, 3},
+                   {{"groups", Attribute(int32_t{2})}, {"strides", Attribute(Ints{2, 1})},
+                    {"paddings", Attribute(Ints{1, 1})}, {"dilations", Attribute(Ints{1, 2})}},
+                   90);
+  // Asymmetric paddings go through a zero-padded copy of the input.
+  expect_conv_same("conv2d", {1, 3, 6, 5}, {4, 3, 3, 2},
+                   {{"paddings", Attribute(Ints{1, 0, 2, 1})}}, 93);
+  expect_conv_same("conv2d", {2, 2, 5, 5}, {3, 2, 2, 2},
+                   {{"strides", Attribute(Ints{2, 2})}, {"padding_algorithm", Attribute("SAME")}},
+                   96);
+  expect_conv_same("depthwise_conv2d", {2, 3, 6, 6}, {6, 1, 3, 3},
+                   {{"groups", Attribute(int32_t{3})}, {"paddings", Attribute(Ints{1, 1})}}, 99);
+}
+
+TEST(GpuCvKernels, Conv2dIn16Bits) {
+  CTP_REQUIRE_GPUS(1);
+  for (DataType half : {DataType::FP16, DataType::BF16}) {
+    SCOPED_TRACE(std::string(to_string(half)));
+    ProgramBuilder pb;
+    pb.op("conv2d").in("Input", "x").in("Filter", "w").out("Output", "y")
+        .attr("paddings", Attribute(Ints{1, 1}));
+    expect_same(pb.build(),
+                {{"x", random_half(half, {2, 3, 5, 5}, 101)},
+                 {"w", random_half(half, {4, 3, 3, 3}, 102)}},
+                {"y"}, 2e-2, 1e-2);
+  }
+}
+
+Program pool_program(std::vector<NamedAttribute> attrs) {
+  ProgramBuilder pb;
+  OpBuilder fwd = pb.op("pool2d").in("X", "x").out("Out", "y");
+  OpBuilder grad = pb.op("pool2d_grad").in("X", "x").in("Out", "y").in("Out@GRAD", "g")
+                   .out("X@GRAD", "dx");
+  for (const NamedAttribute& a : attrs) {
+    fwd.attr(a.name, a.value);
+    grad.attr(a.name, a.value);
+  }
+  return pb.build();
+}
+
+TEST(GpuCvKernels, Pool2dAndGradEveryWindowKind) {
+  CTP_REQUIRE_GPUS(1);
+  struct Case {
+    const char* name;
+    std::vector<NamedAttribute> attrs;
+    Shape out;
+  };
+  const std::vector<Case> cases = {
+      {"max 3x3 s2 p1", {{"pooling_type", Attribute("max")}, {"ksize", Attribute(Ints{3, 3})},
+                         {"strides", Attribute(Ints{2, 2})}, {"paddings", Attribute(Ints{1, 1})}},
+       {2, 3, 4, 4}},
+      {"avg inclusive ceil", {{"pooling_type", Attribute("avg")}, {"ksize", Attribute(Ints{3, 2})},
+                              {"strides", Attribute(Ints{2, 2})},
+                              {"paddings", Attribute(Ints{1, 0, 1, 0})},
+                              {"ceil_mode", Attribute(true)}, {"exclusive", Attribute(false)}},
+       {2, 3, 4, 4}},
+      {"adaptive max", {{"pooling_type", Attribute("max")}, {"ksize", Attribute(Ints{3, 2})},
+                        {"adaptive", Attribute(true)}},
+       {2, 3, 3, 2}},
+      {"global avg", {{"pooling_type", Attribute("avg")}, {"ksize", Attribute(Ints{1, 1})},
+                      {"global_pooling", Attribute(true)}},
+       {2, 3, 1, 1}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    expect_same(pool_program(c.attrs),
+                {{"x", random_fp32({2, 3, 7, 7}, 110)}, {"g", random_fp32(c.out, 111)}},
+                {"y", "dx"}, 1e-6, 1e-7);
+    for (DataType half : {DataType::FP16, DataType::BF16})
+      expect_same(pool_program(c.attrs),
+                  {{"x", random_half(half, {2, 3, 7, 7}, 112)},
+                   {"g", random_half(half, c.out, 113)}},
+                  {"y", "dx"}, 1e-2, 1e-3);
+  }
+}
+
+TEST(GpuCvKernels, BatchNormTrainingAndTestAndGrads) {
+  CTP_REQUIRE_GPUS(1);
+  for (const char* layout : {"NCHW", "NHWC"})
+    for (bool is_test : {false, true}) {
+      SCOPED_TRACE(std::string(layout) + (is_test ? " is_test" : " training"));
+      const int64_t channels = 3;
+      const Shape x_shape = std::string(layout) == "NCHW" ? Shape{4, 3, 5, 6} : Shape{4, 5, 6, 3};
+      ProgramBuilder pb;
+      OpBuilder fwd = pb.op("batch_norm").in("X", "x").in("Scale", "scale").in("Bias", "bias")
+                      .in("Mean", "mean").in("Variance", "var").out("Y", "y")
+                      .out("MeanOut", "mean").out("VarianceOut", "var")
+                      .out("SavedMean", "saved_mean").out("SavedVariance", "saved_var");
+      OpBuilder grad = pb.op("batch_norm_grad").in("X", "x").in("Scale", "scale")
+                       .in("Bias", "bias").in("Mean", "mean").in("Variance", "var")
+                       .in("SavedMean", "saved_mean").in("SavedVariance", "saved_var")
+                       .in("Y@GRAD", "g").out("X@GRAD", "dx").out("Scale@GRAD", "dscale")
+                       .out("Bias@GRAD", "dbias");
+      for (auto* op : {&fwd, &grad}) {
+        op->attr("data_layout", Attribute(layout));
+        op->attr("is_test", Attribute(is_test));
+      }
+      Tensor var = random_fp32({channels}, 123);
+      for (int64_t i = 0; i < channels; ++i) var.data<float>()[i] += 1.5f;
+      expect_same(pb.build(),
+                  {{"x", random_fp32(x_shape, 120)}, {"scale", random_fp32({channels}, 121)},
+                   {"bias", random_fp32({channels}, 122)}, {"mean", random_fp32({channels}, 124)},
+                   {"var", var}, {"g", random_fp32(x_shape, 125)}},
+                  {"y", "mean", "var", "saved_mean", "saved_var", "dx", "dscale", "dbias"}, 1e-4,
+                  1e-5);
+    }
+}
+
+}  // namespace
+}  // namespace ctp
