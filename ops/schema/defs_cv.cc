@@ -1,8 +1,9 @@
 // Convolution and image layers: conv2d, depthwise_conv2d, pool2d and
-// batch_norm, with grads. Slots and attributes are Paddle's (the op makers of
-// paddle/fluid/operators and the extra attributes saved models carry); the
-// rules are in meta_conv.h and meta_batch_norm.h.
+// batch_norm, with grads and their grad makers. Slots and attributes are
+// Paddle's (the op makers of paddle/fluid/operators and the extra attributes
+// saved models carry); the rules are in meta_conv.h and meta_batch_norm.h.
 #include "ops/schema/defs_common.h"
+#include "ops/schema/grad_maker.h"
 #include "ops/schema/meta_batch_norm.h"
 #include "ops/schema/meta_conv.h"
 
@@ -115,13 +116,38 @@ std::vector<AttrDef> batch_norm_attrs() {
           attr("use_mkldnn", Attribute(false))};
 }
 
+// Paddle's BatchNormGradMaker: the saved statistics, and the running ones
+// (MeanOut, VarianceOut) only where they normalized (use_global_stats, is_test).
+GradMaker batch_norm_grad_maker() {
+  const GradMaker common = grad_op(
+      "batch_norm_grad",
+      {"X", "Scale", "Bias", "SavedMean", "SavedVariance", "ReserveSpace", "Y@GRAD"},
+      {"X@GRAD", "Scale@GRAD", "Bias@GRAD"});
+  return GradMaker::ops([common](const GradMakerContext& ctx) {
+    std::vector<Op> ops = common.make(ctx);
+    const auto set = [&](const char* name) {
+      const Attribute* a = ctx.attr(name);
+      return a && (a->type() == AttrType::BOOLEAN || a->type() == AttrType::INT ||
+                   a->type() == AttrType::LONG) &&
+             a->as_int64() != 0;
+    };
+    if (set("use_global_stats") || set("is_test")) {
+      ops[0].set_input("Mean", ctx.output("MeanOut"));
+      ops[0].set_input("Variance", ctx.output("VarianceOut"));
+    }
+    return ops;
+  });
+}
+
 void add_conv_defs(OpRegistry& r, const std::string& type) {
   add_def(r,
           {type,
            {one("Input"), one("Filter"), optional_one("Bias"), optional_one("ResidualData")},
            {one("Output")},
            conv2d_attrs()},
-          infer_conv2d);
+          infer_conv2d,
+          grad_op(type + "_grad", {"Input", "Filter", "Output@GRAD"},
+                  {"Input@GRAD", "Filter@GRAD"}));
   add_def(r,
           {type + "_grad",
            // Paddle 1.x grad ops carry the (empty) oneDNN Bias slots too.
@@ -136,7 +162,8 @@ void add_conv_defs(OpRegistry& r, const std::string& type) {
 void add_cv_op_defs(OpRegistry& r) {
   add_conv_defs(r, "conv2d");
   add_conv_defs(r, "depthwise_conv2d");
-  add_def(r, {"pool2d", {one("X")}, {one("Out")}, pool2d_attrs()}, infer_pool2d);
+  add_def(r, {"pool2d", {one("X")}, {one("Out")}, pool2d_attrs()}, infer_pool2d,
+          grad_op("pool2d_grad", {"X", "Out", "Out@GRAD"}, {"X@GRAD"}));
   add_def(r,
           {"pool2d_grad", {one("X"), one("Out"), one("Out@GRAD")}, {optional_one("X@GRAD")},
            pool2d_attrs()},
@@ -149,7 +176,7 @@ void add_cv_op_defs(OpRegistry& r) {
             optional_one("SavedMean"), optional_one("SavedVariance"),
             optional_one("ReserveSpace")},
            batch_norm_attrs()},
-          infer_batch_norm);
+          infer_batch_norm, batch_norm_grad_maker());
   add_def(r,
           {"batch_norm_grad",
            {one("X"), one("Scale"), optional_one("Bias"), optional_one("Mean"),
