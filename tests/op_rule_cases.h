@@ -246,6 +246,126 @@ inline std::vector<RuleCase> rule_cases() {
                            {{"mu", Attribute(0.9f)}, {"regularization_method", Attribute("l1")}}),
                    {{"x", f32({3})}, {"y", f32({3})}, {"v", f32({3})}, {"lr", f32({1})}},
                    "regularization_method 'l1' is not supported (use '' or 'l2_decay')"});
+  // The shape ops (ops/schema/meta_shape.h).
+  const Slot xshape_out{"XShape", {"xs"}}, xshape_in{"XShape", {"xs"}};
+  const auto ints = [](std::vector<int32_t> v) { return Attribute(std::move(v)); };
+  cases.push_back({"Reshape2TwoUnknownDims",
+                   rule_op("reshape2", {x}, {out, xshape_out}, {{"shape", ints({-1, 2, -1})}}),
+                   {{"x", f32({2, 3, 4})}}, "attribute 'shape' [-1, 2, -1] has more than one -1"});
+  cases.push_back({"Reshape2ElementCount",
+                   rule_op("reshape2", {x}, {out, xshape_out}, {{"shape", ints({0, 5})}}),
+                   {{"x", f32({2, 3})}},
+                   "attribute 'shape' [0, 5] gives [2, 5] holds 10 elements, but input X 'x' "
+                   "[2, 3] holds 6"});
+  cases.push_back({"Reshape2ShapeTensorRefused",
+                   rule_op("reshape2", {x, {"Shape", {"y"}}}, {out}, {{"shape", ints({6})}}),
+                   {{"x", f32({2, 3})}, {"y", filled(DataType::INT32, {1}, 6)}},
+                   "input Shape 'y' gives 'shape' at run time, which ctp does not support; set "
+                   "the 'shape' attribute"});
+  cases.push_back({"Reshape2GradXShape",
+                   rule_op("reshape2_grad", {xshape_in, dout}, {dx}),
+                   {{"xs", f32({2, 3})}, {"dout", f32({6})}},
+                   "input XShape 'xs' [2, 3] must be [0] followed by the forward input's shape"});
+  cases.push_back({"Reshape2GradOutGrad",
+                   rule_op("reshape2_grad", {xshape_in, dout}, {dx}),
+                   {{"xs", f32({0, 2, 3})}, {"dout", f32({5})}},
+                   "input Out@GRAD 'dout' [5] holds 5 elements, but the forward X [2, 3] holds 6"});
+  cases.push_back({"FlattenAxesOrder",
+                   rule_op("flatten_contiguous_range", {x}, {out},
+                           {{"start_axis", Attribute(int32_t{2})},
+                            {"stop_axis", Attribute(int32_t{1})}}),
+                   {{"x", f32({2, 3, 4})}},
+                   "start_axis 2 comes after stop_axis 1 in input X 'x' [2, 3, 4]"});
+  cases.push_back({"Squeeze2Axis",
+                   rule_op("squeeze2", {x}, {out}, {{"axes", ints({3})}}),
+                   {{"x", f32({2, 1, 4})}}, "axes entry 3 is out of range for rank 3"});
+  cases.push_back({"Unsqueeze2Axis",
+                   rule_op("unsqueeze2", {x}, {out}, {{"axes", ints({-4})}}),
+                   {{"x", f32({2, 3})}}, "axes entry -4 is out of range for rank 3"});
+  cases.push_back({"Transpose2AxisCount",
+                   rule_op("transpose2", {x}, {out, xshape_out}, {{"axis", ints({1, 0})}}),
+                   {{"x", f32({2, 3, 4})}},
+                   "attribute 'axis' [1, 0] has 2 entries, but input X 'x' [2, 3, 4] has rank 3"});
+  cases.push_back({"Transpose2NotAPermutation",
+                   rule_op("transpose2", {x}, {out, xshape_out}, {{"axis", ints({0, 2, -1})}}),
+                   {{"x", f32({2, 3, 4})}}, "attribute 'axis' [0, 2, -1] names dim 2 twice"});
+  cases.push_back({"Transpose2GradOutGrad",
+                   rule_op("transpose2_grad", {xshape_in, dout}, {dx}, {{"axis", ints({1, 0})}}),
+                   {{"xs", f32({0, 2, 3})}, {"dout", f32({2, 3})}},
+                   "input Out@GRAD 'dout' [2, 3] has not the forward Out's shape [3, 2]"});
+  const Slot input{"Input", {"x"}};
+  cases.push_back({"SliceLengths",
+                   rule_op("slice", {input}, {out},
+                           {{"axes", ints({0, 1})}, {"starts", ints({0})}, {"ends", ints({1, 2})}}),
+                   {{"x", f32({2, 3})}},
+                   "attributes 'axes' [0, 1], 'starts' [0] and 'ends' [1, 2] must have one "
+                   "length"});
+  cases.push_back({"SliceDecreaseAxis",
+                   rule_op("slice", {input}, {out},
+                           {{"axes", ints({1})}, {"starts", ints({0})}, {"ends", ints({2})},
+                            {"decrease_axis", ints({1})}}),
+                   {{"x", f32({2, 3})}},
+                   "decrease_axis drops dim 1 of the slice [2, 2] of input Input 'x' [2, 3], "
+                   "which is not 1"});
+  cases.push_back({"SliceStartsTensorRefused",
+                   rule_op("slice", {input, {"StartsTensor", {"y"}}}, {out},
+                           {{"axes", ints({0})}, {"starts", ints({0})}, {"ends", ints({1})}}),
+                   {{"x", f32({2, 3})}, {"y", filled(DataType::INT64, {1}, 0)}},
+                   "input StartsTensor 'y' gives 'starts' at run time, which ctp does not "
+                   "support; set the 'starts' attribute"});
+  cases.push_back({"StackShapes", rule_op("stack", {{"X", {"x", "y"}}}, {{"Y", {"out"}}}),
+                   {{"x", f32({2, 3})}, {"y", f32({3, 2})}},
+                   "input X 'y' has shape [3, 2], but input X 'x' has [2, 3]"});
+  cases.push_back({"StackAxis",
+                   rule_op("stack", {{"X", {"x", "y"}}}, {{"Y", {"out"}}},
+                           {{"axis", Attribute(int32_t{3})}}),
+                   {{"x", f32({2, 3})}, {"y", f32({2, 3})}}, "axis 3 is out of range for rank 3"});
+  cases.push_back({"StackGradCount",
+                   rule_op("stack_grad", {{"Y@GRAD", {"dout"}}}, {{"X@GRAD", {"dx", "dy"}}}),
+                   {{"dout", f32({3, 4})}},
+                   "input Y@GRAD 'dout' [3, 4] stacks 3 inputs along axis 0, but X@GRAD has 2"});
+  // layer_norm, lookup_table_v2 (ops/schema/meta_norm.h, meta_embedding.h), reduce_sum.
+  const std::vector<Slot> ln_out = {{"Y", {"out"}}, {"Mean", {"mean"}}, {"Variance", {"var"}}};
+  cases.push_back({"LayerNormBeginAxis",
+                   rule_op("layer_norm", {x}, ln_out, {{"begin_norm_axis", Attribute(int32_t{2})}}),
+                   {{"x", f32({4, 6})}}, "begin_norm_axis 2 must be in [1, 2) for input X 'x' [4, 6]"});
+  cases.push_back({"LayerNormEpsilon",
+                   rule_op("layer_norm", {x}, ln_out, {{"epsilon", Attribute(0.5f)}}),
+                   {{"x", f32({4, 6})}}, "epsilon 0.500000 must be in [0, 0.001]"});
+  cases.push_back({"LayerNormScaleSize",
+                   rule_op("layer_norm", {x, {"Scale", {"y"}}}, ln_out),
+                   {{"x", f32({4, 2, 3})}, {"y", f32({3})}},
+                   "input Scale 'y' [3] must be [6] (the normalised dims of input X 'x' [4, 2, 3] "
+                   "at begin_norm_axis 1 hold 6 elements)"});
+  cases.push_back({"LayerNormScaleDtype",
+                   rule_op("layer_norm", {x, {"Bias", {"y"}}}, ln_out),
+                   {{"x", f32({4, 6})}, {"y", filled(DataType::FP64, {6})}},
+                   "input Bias 'y' has dtype FP64, expected FP32 (for X of dtype FP32)"});
+  cases.push_back({"LayerNormGradVariance",
+                   rule_op("layer_norm_grad",
+                           {x, {"Mean", {"mean"}}, {"Variance", {"var"}}, {"Y@GRAD", {"dout"}}},
+                           {dx}),
+                   {{"x", f32({4, 6})}, {"mean", f32({4})}, {"var", f32({3})}, {"dout", f32({4, 6})}},
+                   "input Variance 'var' [3] must be [4] (one statistic per row of input X 'x' "
+                   "[4, 6])"});
+  const Slot w{"W", {"x"}}, ids{"Ids", {"y"}};
+  cases.push_back({"LookupTableRank", rule_op("lookup_table_v2", {w, ids}, {out}),
+                   {{"x", f32({4, 3, 2})}, {"y", filled(DataType::INT64, {5}, 1)}},
+                   "input W 'x' [4, 3, 2] must have rank 2 ([rows, width])"});
+  cases.push_back({"LookupTableIdsDtype", rule_op("lookup_table_v2", {w, ids}, {out}),
+                   {{"x", f32({4, 3})}, {"y", f32({5})}},
+                   "input Ids 'y' has dtype FP32; ids are INT64 or INT32"});
+  cases.push_back({"LookupTableGradOutGrad",
+                   rule_op("lookup_table_v2_grad", {w, ids, dout}, {{"W@GRAD", {"dx"}}}),
+                   {{"x", f32({4, 3})}, {"y", filled(DataType::INT64, {5}, 1)},
+                    {"dout", f32({5, 4})}},
+                   "input Out@GRAD 'dout' [5, 4] FP32 does not match the forward Out [5, 3] FP32"});
+  cases.push_back({"ReduceSumOutDtype",
+                   rule_op("reduce_sum", {x}, {out},
+                           {{"out_dtype", Attribute(static_cast<int32_t>(DataType::FP64))}}),
+                   {{"x", f32({4, 3})}},
+                   "out_dtype FP64 differs from input X 'x''s dtype FP32; ctp sums in X's dtype "
+                   "(cast X first)"});
   return cases;
 }
 

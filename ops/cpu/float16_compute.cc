@@ -51,7 +51,8 @@ std::optional<Found> common_16bit_dtype(KernelContext& ctx,
 }
 
 void run_in_float(KernelContext& ctx, const KernelFn& fp32_kernel,
-                  const std::vector<std::string>& scalar_slots) {
+                  const std::vector<std::string>& scalar_slots,
+                  const std::vector<std::string>& fp32_outputs) {
   const std::optional<Found> half = common_16bit_dtype(ctx, scalar_slots);
   if (!half) {
     fp32_kernel(ctx);
@@ -69,7 +70,9 @@ void run_in_float(KernelContext& ctx, const KernelFn& fp32_kernel,
       const Tensor* t = wide.find(slot.args[i]);
       if (!t || !t->initialized()) continue;
       Tensor& out = ctx.output(slot.name, i);
-      if (t->dtype() == DataType::FP32) round_into(*t, half->dtype, out);
+      const bool keep = std::find(fp32_outputs.begin(), fp32_outputs.end(), slot.name) !=
+                        fp32_outputs.end();
+      if (t->dtype() == DataType::FP32 && !keep) round_into(*t, half->dtype, out);
       else out = *t;
     }
 }
@@ -99,9 +102,11 @@ void round_into(const Tensor& fp32, DataType dtype, Tensor& out) {
     for (int64_t i = 0; i < n; ++i) dst[i] = bfloat16::from_float(src[i]);
 }
 
-KernelFn computed_in_float(KernelFn fp32_kernel, std::vector<std::string> scalar_slots) {
-  return [kernel = std::move(fp32_kernel), slots = std::move(scalar_slots)](KernelContext& ctx) {
-    run_in_float(ctx, kernel, slots);
+KernelFn computed_in_float(KernelFn fp32_kernel, std::vector<std::string> scalar_slots,
+                           std::vector<std::string> fp32_outputs) {
+  return [kernel = std::move(fp32_kernel), slots = std::move(scalar_slots),
+          kept = std::move(fp32_outputs)](KernelContext& ctx) {
+    run_in_float(ctx, kernel, slots, kept);
   };
 }
 

@@ -16,7 +16,10 @@ namespace ctp::cpu {
 // coalesce_tensor's views stay intact). Every floating-point input must then
 // have that one 16-bit dtype, except those of `scalar_slots` (ScaleTensor),
 // which may have any; otherwise a ctp::Error names the op, var and dtypes.
-KernelFn computed_in_float(KernelFn fp32_kernel, std::vector<std::string> scalar_slots = {});
+// Outputs of `fp32_outputs` (layer_norm's statistics, kept in FP32 as its
+// Scale and Bias are) are not rounded.
+KernelFn computed_in_float(KernelFn fp32_kernel, std::vector<std::string> scalar_slots = {},
+                           std::vector<std::string> fp32_outputs = {});
 
 // Float copies of FP16/BF16 tensors and back (round to nearest even).
 Tensor widen_to_float(const Tensor& t);

@@ -1,4 +1,4 @@
-// Reductions: mean, reduce_mean (by dim, keep_dim, reduce_all), their
+// Reductions: mean, reduce_mean and reduce_sum (by dim, keep_dim, reduce_all), their
 // gradients, and sum (the n-ary add that accumulates gradients).
 #include <cstring>
 
@@ -38,9 +38,12 @@ void mean_grad(KernelContext& ctx) {
   });
 }
 
-void reduce_mean(KernelContext& ctx) {
+// reduce_mean (kMean) and reduce_sum: one walk, the mean scaled by 1/count.
+template <bool kMean>
+void reduce(KernelContext& ctx) {
   const Tensor& x = ctx.input("X");
-  const Reduction r = plan_reduction(meta::reduce_mean(ctx, meta_of(x)), x.shape());
+  const Reduction r = plan_reduction(
+      kMean ? meta::reduce_mean(ctx, meta_of(x)) : meta::reduce_sum(ctx, meta_of(x)), x.shape());
   Tensor& out = ctx.output("Out");
   dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
     out.resize(x.dtype(), r.out_shape);
@@ -51,23 +54,26 @@ void reduce_mean(KernelContext& ctx) {
       RunSums<T> sums(op, out.numel(), r.count);
       for_each_broadcast(r.plan, [&](int64_t, int64_t i, int64_t o) { sums.add(o, xp[i]); });
     }
+    if (!kMean) return;
     const T inv = T(1) / static_cast<T>(r.count ? r.count : 1);
     for (int64_t o = 0, n = out.numel(); o < n; ++o) op[o] *= inv;
   });
 }
 
-void reduce_mean_grad(KernelContext& ctx) {
+template <bool kMean>
+void reduce_grad(KernelContext& ctx) {
   const Tensor& x = ctx.input("X");
   const Tensor& dout = ctx.input("Out@GRAD");
-  const Reduction r =
-      plan_reduction(meta::reduce_mean_grad(ctx, meta_of(x), meta_of(dout)), x.shape());
+  const Reduction r = plan_reduction(kMean ? meta::reduce_mean_grad(ctx, meta_of(x), meta_of(dout))
+                                           : meta::reduce_sum_grad(ctx, meta_of(x), meta_of(dout)),
+                                     x.shape());
   Tensor& dx = ctx.output("X@GRAD");
   dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     dx.resize(dout.dtype(), x.shape());
     const T* g = dout.data<T>();
     T* d = dx.data<T>();
-    const T inv = T(1) / static_cast<T>(r.count ? r.count : 1);
-    for_each_broadcast(r.plan, [&](int64_t, int64_t i, int64_t o) { d[i] = g[o] * inv; });
+    const T factor = kMean ? T(1) / static_cast<T>(r.count ? r.count : 1) : T(1);
+    for_each_broadcast(r.plan, [&](int64_t, int64_t i, int64_t o) { d[i] = g[o] * factor; });
   });
 }
 
@@ -103,8 +109,10 @@ void sum(KernelContext& ctx) {
 
 CTP_REGISTER_KERNEL(mean, CPU, computed_in_float(mean));
 CTP_REGISTER_KERNEL(mean_grad, CPU, computed_in_float(mean_grad));
-CTP_REGISTER_KERNEL(reduce_mean, CPU, computed_in_float(reduce_mean));
-CTP_REGISTER_KERNEL(reduce_mean_grad, CPU, computed_in_float(reduce_mean_grad));
+CTP_REGISTER_KERNEL(reduce_mean, CPU, computed_in_float(reduce<true>));
+CTP_REGISTER_KERNEL(reduce_mean_grad, CPU, computed_in_float(reduce_grad<true>));
+CTP_REGISTER_KERNEL(reduce_sum, CPU, computed_in_float(reduce<false>));
+CTP_REGISTER_KERNEL(reduce_sum_grad, CPU, computed_in_float(reduce_grad<false>));
 CTP_REGISTER_KERNEL(sum, CPU, computed_in_float(sum));
 
 }  // namespace ctp::cpu

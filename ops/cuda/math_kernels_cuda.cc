@@ -1,6 +1,6 @@
 // CUDA kernels of the element-wise and reduction ops: elementwise_add/sub/mul/div
 // (Paddle's axis broadcasting) and their gradients, relu, relu_grad, scale,
-// sum, mean and mean_grad, reduce_mean and its gradient. FP32, FP64, FP16 and
+// sum, mean and mean_grad, reduce_mean, reduce_sum and their gradients. FP32, FP64, FP16 and
 // BF16 (16-bit ones computed in float), queued on the compute stream.
 #include <algorithm>
 #include <bit>
@@ -240,38 +240,48 @@ DeviceReduction reduction_of(KernelContext& ctx, const meta::ReduceMeta& rules,
 }
 
 // Sums each output's elements in X's order (as the CPU kernel), then scales
-// the sum before rounding it.
-void reduce_mean(KernelContext& ctx) {
+// the sum before rounding it: by 1/count for reduce_mean (kMean), by 1 for
+// reduce_sum.
+template <bool kMean>
+void reduce(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
-  const DeviceReduction r = reduction_of(ctx, meta::reduce_mean(ctx, meta_of(x)), x.shape());
+  const DeviceReduction r = reduction_of(
+      ctx, kMean ? meta::reduce_mean(ctx, meta_of(x)) : meta::reduce_sum(ctx, meta_of(x)),
+      x.shape());
   dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), r.out_shape);
     launch::binary_grad<T>(Binary::Add, true, x.data<T>(), nullptr, out.data<T>(), out.numel(),
                            r.index, stream_of(ctx),
                            grad_workspace<T>(ctx, Binary::Add, true, out.numel(), r.index),
-                           reciprocal<T>(r.count));
+                           kMean ? reciprocal<T>(r.count) : 1.0);
   });
 }
 
-void reduce_mean_grad(KernelContext& ctx) {
+template <bool kMean>
+void reduce_grad(KernelContext& ctx) {
   const Tensor& x = ctx.input("X");  // only its shape is read
   const Tensor dout = device_input(ctx, "Out@GRAD");
   const std::vector<int64_t> shape = x.shape();
-  DeviceReduction r =
-      reduction_of(ctx, meta::reduce_mean_grad(ctx, meta_of(x), meta_of(dout)), shape);
+  DeviceReduction r = reduction_of(
+      ctx,
+      kMean ? meta::reduce_mean_grad(ctx, meta_of(x), meta_of(dout))
+            : meta::reduce_sum_grad(ctx, meta_of(x), meta_of(dout)),
+      shape);
   // Read Out@GRAD through the output strides (the plan's Y side).
   for (int d = 0; d < r.index.rank; ++d) r.index.x_strides[d] = r.index.y_strides[d];
   dispatch_mixed(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), shape);
-    launch::broadcast_scale<T>(dout.data<T>(), dx.data<T>(), reciprocal<T>(r.count), r.index,
-                               stream_of(ctx));
+    launch::broadcast_scale<T>(dout.data<T>(), dx.data<T>(), kMean ? reciprocal<T>(r.count) : 1.0,
+                               r.index, stream_of(ctx));
   });
 }
 
 }  // namespace
 
-CTP_REGISTER_KERNEL(reduce_mean, CUDA, reduce_mean);
-CTP_REGISTER_KERNEL(reduce_mean_grad, CUDA, reduce_mean_grad);
+CTP_REGISTER_KERNEL(reduce_mean, CUDA, reduce<true>);
+CTP_REGISTER_KERNEL(reduce_mean_grad, CUDA, reduce_grad<true>);
+CTP_REGISTER_KERNEL(reduce_sum, CUDA, reduce<false>);
+CTP_REGISTER_KERNEL(reduce_sum_grad, CUDA, reduce_grad<false>);
 CTP_REGISTER_KERNEL(elementwise_add, CUDA, elementwise<Binary::Add>);
 CTP_REGISTER_KERNEL(elementwise_sub, CUDA, elementwise<Binary::Sub>);
 CTP_REGISTER_KERNEL(elementwise_mul, CUDA, elementwise<Binary::Mul>);

@@ -3,7 +3,10 @@
 // operands) and their gradients, under the rules of ops/schema/meta_math.h
 // as the CPU kernels. FP32 GEMMs run in true FP32 (the handle's default
 // math, no TF32); FP16 and BF16 GEMMs (cublasGemmEx) accumulate in FP32 and
-// round each output element once.
+// round each output element once. matmul_v2's batches are one strided
+// batched GEMM whenever each operand's batch index steps evenly (batched,
+// or broadcast as a whole); other broadcasts, and gradients that add
+// several batches into one matrix, run a GEMM per batch.
 #include <cublas_v2.h>
 
 #include "executor/cuda/cuda_check.h"
@@ -49,6 +52,109 @@ void gemm(KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, 
   }
 }
 
+// C_i (= or +=) op(A_i) op(B_i) for i < batch, A_i = a + i * stride_a
+// (elements) and so on: one cublas*StridedBatched call.
+template <typename T>
+void gemm_batched(KernelContext& ctx, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                  const T* a, int64_t stride_a, const T* b, int64_t stride_b, T* c,
+                  int64_t stride_c, int64_t batch, bool accumulate = false) {
+  cublasHandle_t handle = device_context(ctx).cublas();
+  const cublasOperation_t op_a = trans_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_b = trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const int lda = as_int(ctx, trans_a ? m : k), ldb = as_int(ctx, trans_b ? k : n);
+  if (m == 0 || n == 0 || batch == 0) return;
+  const int mi = as_int(ctx, m), ni = as_int(ctx, n), ki = as_int(ctx, k);
+  const int count = as_int(ctx, batch);
+  if constexpr (std::is_same_v<T, launch::Half> || std::is_same_v<T, launch::BFloat16>) {
+    const float alpha = 1, beta = accumulate ? 1 : 0;
+    const cudaDataType_t type = std::is_same_v<T, launch::Half> ? CUDA_R_16F : CUDA_R_16BF;
+    CTP_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+        handle, op_b, op_a, ni, mi, ki, &alpha, b, type, ldb, stride_b, a, type, lda, stride_a,
+        &beta, c, type, ni, stride_c, count, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  } else if constexpr (std::is_same_v<T, float>) {
+    const float alpha = 1, beta = accumulate ? 1 : 0;
+    CTP_CUBLAS_CHECK(cublasSgemmStridedBatched(handle, op_b, op_a, ni, mi, ki, &alpha, b, ldb,
+                                               stride_b, a, lda, stride_a, &beta, c, ni,
+                                               stride_c, count));
+  } else {
+    const double alpha = 1, beta = accumulate ? 1 : 0;
+    CTP_CUBLAS_CHECK(cublasDgemmStridedBatched(handle, op_b, op_a, ni, mi, ki, &alpha, b, ldb,
+                                               stride_b, a, lda, stride_a, &beta, c, ni,
+                                               stride_c, count));
+  }
+}
+
+// matmul_v2's batches as even steps: batch i uses X's matrix i * x_step
+// and Y's matrix i * y_step (0: broadcast as a whole). `even` is false when
+// the broadcast interleaves (X [2, 1], Y [3] batches).
+struct BatchSteps {
+  bool even = true;
+  int64_t count = 0, x_step = 0, y_step = 0;
+};
+
+BatchSteps batch_steps(const BroadcastPlan& batch) {
+  BatchSteps s;
+  for_each_broadcast(batch, [&](int64_t b, int64_t xb, int64_t yb) {
+    if (b == 1) {
+      s.x_step = xb;
+      s.y_step = yb;
+    }
+    if (xb != b * s.x_step || yb != b * s.y_step) s.even = false;
+    s.count = b + 1;
+  });
+  return s;
+}
+
+// With A = op(X) and B = op(Y): dA = dOut B^T, stored transposed for a
+// transposed X. One strided batched GEMM when every batch has its own dX
+// matrix; batches broadcast from one X matrix add up into it one by one.
+template <typename T>
+void matmul_dx(KernelContext& ctx, const meta::MatmulMeta& d, const BroadcastPlan& batch,
+               const BatchSteps& steps, const T* yp, const T* gp, T* dxp) {
+  const int64_t g_matrix = d.m * d.n;
+  if (steps.even && (steps.x_step != 0 || steps.count == 1)) {
+    const int64_t sy = steps.y_step * d.y_matrix, sx = steps.x_step * d.x_matrix;
+    if (d.trans_x)
+      gemm_batched<T>(ctx, d.trans_y, true, d.k, d.m, d.n, yp, sy, gp, g_matrix, dxp, sx,
+                      steps.count, true);
+    else
+      gemm_batched<T>(ctx, false, !d.trans_y, d.m, d.k, d.n, gp, g_matrix, yp, sy, dxp, sx,
+                      steps.count, true);
+    return;
+  }
+  for_each_broadcast(batch, [&](int64_t b, int64_t xb, int64_t yb) {
+    const T* g = gp + b * g_matrix;
+    const T* yy = yp + yb * d.y_matrix;
+    T* target = dxp + xb * d.x_matrix;
+    if (d.trans_x) gemm<T>(ctx, d.trans_y, true, d.k, d.m, d.n, yy, g, target, true);
+    else gemm<T>(ctx, false, !d.trans_y, d.m, d.k, d.n, g, yy, target, true);
+  });
+}
+
+// dB = A^T dOut, the same way.
+template <typename T>
+void matmul_dy(KernelContext& ctx, const meta::MatmulMeta& d, const BroadcastPlan& batch,
+               const BatchSteps& steps, const T* xp, const T* gp, T* dyp) {
+  const int64_t g_matrix = d.m * d.n;
+  if (steps.even && (steps.y_step != 0 || steps.count == 1)) {
+    const int64_t sy = steps.y_step * d.y_matrix, sx = steps.x_step * d.x_matrix;
+    if (d.trans_y)
+      gemm_batched<T>(ctx, true, d.trans_x, d.n, d.k, d.m, gp, g_matrix, xp, sx, dyp, sy,
+                      steps.count, true);
+    else
+      gemm_batched<T>(ctx, !d.trans_x, false, d.k, d.n, d.m, xp, sx, gp, g_matrix, dyp, sy,
+                      steps.count, true);
+    return;
+  }
+  for_each_broadcast(batch, [&](int64_t b, int64_t xb, int64_t yb) {
+    const T* g = gp + b * g_matrix;
+    const T* xx = xp + xb * d.x_matrix;
+    T* target = dyp + yb * d.y_matrix;
+    if (d.trans_y) gemm<T>(ctx, true, d.trans_x, d.n, d.k, d.m, g, xx, target, true);
+    else gemm<T>(ctx, !d.trans_x, false, d.k, d.n, d.m, xx, g, target, true);
+  });
+}
+
 void mul(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
   const Tensor y = device_input(ctx, "Y");
@@ -86,6 +192,12 @@ void matmul_v2(KernelContext& ctx) {
     const T* xp = x.data<T>();
     const T* yp = y.data<T>();
     T* op = out.data<T>();
+    const BatchSteps steps = batch_steps(batch);
+    if (steps.even) {
+      gemm_batched<T>(ctx, d.trans_x, d.trans_y, d.m, d.n, d.k, xp, steps.x_step * d.x_matrix, yp,
+                      steps.y_step * d.y_matrix, op, d.m * d.n, steps.count);
+      return;
+    }
     for_each_broadcast(batch, [&](int64_t b, int64_t xb, int64_t yb) {
       gemm<T>(ctx, d.trans_x, d.trans_y, d.m, d.n, d.k, xp + xb * d.x_matrix,
               yp + yb * d.y_matrix, op + b * d.m * d.n);
@@ -99,37 +211,18 @@ void matmul_v2_grad(KernelContext& ctx) {
   const Tensor dout = device_input(ctx, "Out@GRAD");
   const meta::MatmulMeta d = meta::matmul_v2_grad(ctx, meta_of(x), meta_of(y), meta_of(dout));
   const BroadcastPlan batch = plan_broadcast(d.batch);
+  const BatchSteps steps = batch_steps(batch);
   DeviceContext& dc = device_context(ctx);
   dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
-    const T* xp = x.data<T>();
-    const T* yp = y.data<T>();
-    const T* gp = dout.data<T>();
-    const int64_t g_matrix = d.m * d.n;
-    // dA = dOut B^T, dB = A^T dOut (stored transposed for a transposed
-    // operand); broadcast batches accumulate into their one source matrix.
     if (ctx.has_output("X@GRAD")) {
       Tensor& dx = device_output(ctx, "X@GRAD", 0, x.dtype(), x.shape());
       CTP_CUDA_CHECK(cudaMemsetAsync(dx.raw_data(), 0, dx.bytes(), dc.compute_stream()));
-      T* dxp = dx.data<T>();
-      for_each_broadcast(batch, [&](int64_t b, int64_t xb, int64_t yb) {
-        const T* g = gp + b * g_matrix;
-        const T* yy = yp + yb * d.y_matrix;
-        T* target = dxp + xb * d.x_matrix;
-        if (d.trans_x) gemm<T>(ctx, d.trans_y, true, d.k, d.m, d.n, yy, g, target, true);
-        else gemm<T>(ctx, false, !d.trans_y, d.m, d.k, d.n, g, yy, target, true);
-      });
+      matmul_dx<T>(ctx, d, batch, steps, y.data<T>(), dout.data<T>(), dx.data<T>());
     }
     if (ctx.has_output("Y@GRAD")) {
       Tensor& dy = device_output(ctx, "Y@GRAD", 0, y.dtype(), y.shape());
       CTP_CUDA_CHECK(cudaMemsetAsync(dy.raw_data(), 0, dy.bytes(), dc.compute_stream()));
-      T* dyp = dy.data<T>();
-      for_each_broadcast(batch, [&](int64_t b, int64_t xb, int64_t yb) {
-        const T* g = gp + b * g_matrix;
-        const T* xx = xp + xb * d.x_matrix;
-        T* target = dyp + yb * d.y_matrix;
-        if (d.trans_y) gemm<T>(ctx, true, d.trans_x, d.n, d.k, d.m, g, xx, target, true);
-        else gemm<T>(ctx, !d.trans_x, false, d.k, d.n, d.m, xx, g, target, true);
-      });
+      matmul_dy<T>(ctx, d, batch, steps, x.data<T>(), dout.data<T>(), dy.data<T>());
     }
   });
 }

@@ -79,6 +79,8 @@ void add_tensor_op_defs(OpRegistry& registry);
 void add_math_op_defs(OpRegistry& registry);
 void add_nn_op_defs(OpRegistry& registry);
 void add_activation_op_defs(OpRegistry& registry);
+void add_shape_op_defs(OpRegistry& registry);
+void add_nlp_op_defs(OpRegistry& registry);
 void add_optimizer_op_defs(OpRegistry& registry);
 void add_collective_op_defs(OpRegistry& registry);
 

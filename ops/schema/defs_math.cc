@@ -60,6 +60,16 @@ void infer_reduce_mean_grad(InferContext& ctx) {
   infer_input_grads(ctx, {"X"});
 }
 
+void infer_reduce_sum(InferContext& ctx) {
+  const TensorMeta x = ctx.input_meta("X");
+  ctx.set_output("Out", meta::reduce_sum(ctx, x).out_shape, x.dtype);
+}
+
+void infer_reduce_sum_grad(InferContext& ctx) {
+  meta::reduce_sum_grad(ctx, ctx.input_meta("X"), ctx.input_meta("Out@GRAD"));
+  infer_input_grads(ctx, {"X"});
+}
+
 std::vector<AttrDef> elementwise_attrs() {
   return {attr("axis", Attribute(int32_t{-1})),
           attr("use_mkldnn", Attribute(false)),
@@ -182,9 +192,17 @@ void add_math_op_defs(OpRegistry& r) {
           grad_op("mean_grad", {"X", "Out@GRAD"}, {"X@GRAD"}));
   add_def(r, {"mean_grad", {one("X"), one("Out@GRAD")}, {optional_one("X@GRAD")}, {}},
           infer_mean_grad);
-  // Paddle's reduce_mean grad maker passes X (for its shape), not Out.
+  // Paddle's reduce_mean and reduce_sum grad makers pass X (for its shape), not Out.
   add_def(r, {"reduce_mean", {one("X")}, {one("Out")}, reduce_attrs()}, infer_reduce_mean,
           grad_op("reduce_mean_grad", {"X", "Out@GRAD"}, {"X@GRAD"}));
+  add_def(r, {"reduce_sum", {one("X")}, {one("Out")}, reduce_attrs()}, infer_reduce_sum,
+          grad_op("reduce_sum_grad", {"X", "Out@GRAD"}, {"X@GRAD"}));
+  add_def(r,
+          {"reduce_sum_grad",
+           {one("X"), optional_one("Out"), one("Out@GRAD")},
+           {optional_one("X@GRAD")},
+           reduce_attrs()},
+          infer_reduce_sum_grad);
   add_def(r,
           {"reduce_mean_grad",
            {one("X"), optional_one("Out"), one("Out@GRAD")},

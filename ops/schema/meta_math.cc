@@ -209,4 +209,26 @@ ReduceMeta reduce_mean_grad(const OpContext& ctx, TensorMeta x, TensorMeta dout)
   return r;
 }
 
+namespace {
+
+void require_out_dtype_of_x(const OpContext& ctx, TensorMeta x) {
+  const DataType out = ctx.dtype_attr("out_dtype", x.dtype);
+  if (out != x.dtype)
+    ctx.fail("out_dtype " + std::string(to_string(out)) + " differs from " +
+             ctx.describe_input("X") + "'s dtype " + std::string(to_string(x.dtype)) +
+             "; ctp sums in X's dtype (cast X first)");
+}
+
+}  // namespace
+
+ReduceMeta reduce_sum(const OpContext& ctx, TensorMeta x) {
+  require_out_dtype_of_x(ctx, x);
+  return reduce_mean(ctx, x);
+}
+
+ReduceMeta reduce_sum_grad(const OpContext& ctx, TensorMeta x, TensorMeta dout) {
+  require_out_dtype_of_x(ctx, x);
+  return reduce_mean_grad(ctx, x, dout);
+}
+
 }  // namespace ctp::meta

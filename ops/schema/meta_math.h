@@ -85,4 +85,9 @@ ReduceMeta reduce_mean(const OpContext& ctx, TensorMeta x);
 // reduce_mean_grad: reduce_mean's rules; Out@GRAD holds Out's elements.
 ReduceMeta reduce_mean_grad(const OpContext& ctx, TensorMeta x, TensorMeta dout);
 
+// reduce_sum: reduce_mean's dims; Out has out_dtype, which must be X's
+// dtype (unset or negative: X's). Its gradient: reduce_mean_grad's rules.
+ReduceMeta reduce_sum(const OpContext& ctx, TensorMeta x);
+ReduceMeta reduce_sum_grad(const OpContext& ctx, TensorMeta x, TensorMeta dout);
+
 }  // namespace ctp::meta

@@ -1,0 +1,143 @@
+// layer_norm and its gradient on the GPU: one block per row, sums by a
+// block-wide tree (so FP32 results differ from the CPU's sequential sums
+// in the last bits), 16-bit elements computed in float.
+#include "ops/cuda/device_math.cuh"
+#include "ops/cuda/shape_device_kernels.h"
+
+namespace ctp::cuda::launch {
+namespace {
+
+using namespace detail;  // ops/cuda/device_math.cuh
+
+constexpr unsigned kRowThreads = 256;
+
+// The sum of every thread's v over the block (all threads get it).
+template <typename U>
+__device__ U block_sum(U v, U* shared) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+  if (lane == 0) shared[warp] = v;
+  __syncthreads();
+  if (warp == 0) {
+    v = lane < blockDim.x / 32 ? shared[lane] : U(0);
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    if (lane == 0) shared[0] = v;
+  }
+  __syncthreads();
+  const U total = shared[0];
+  __syncthreads();
+  return total;
+}
+
+template <typename T, typename U>
+__global__ void layer_norm_kernel(const T* x, const U* scale, const U* bias, T* y, U* mean,
+                                  U* variance, int64_t rows, int64_t cols, U epsilon) {
+  __shared__ U shared[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* row = x + r * cols;
+    U sum = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) sum += U(widen(row[c]));
+    const U mu = block_sum(sum, shared) / U(cols);
+    U squares = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const U d = U(widen(row[c])) - mu;
+      squares += d * d;
+    }
+    const U sigma2 = block_sum(squares, shared) / U(cols);
+    const U rstd = U(1) / sqrt(sigma2 + epsilon);
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      U v = (U(widen(row[c])) - mu) * rstd;
+      if (scale) v *= scale[c];
+      if (bias) v += bias[c];
+      y[r * cols + c] = narrow<T>(v);
+    }
+    if (threadIdx.x == 0) {
+      mean[r] = mu;
+      variance[r] = sigma2;
+    }
+  }
+}
+
+template <typename T, typename U>
+__global__ void layer_norm_dx_kernel(const T* x, const U* scale, const U* mean,
+                                     const U* variance, const T* dy, T* dx, int64_t rows,
+                                     int64_t cols, U epsilon) {
+  __shared__ U shared[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const U mu = mean[r], rstd = U(1) / sqrt(variance[r] + epsilon);
+    U sum_g = 0, sum_gx = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const int64_t at = r * cols + c;
+      const U g = scale ? U(widen(dy[at])) * scale[c] : U(widen(dy[at]));
+      sum_g += g;
+      sum_gx += g * (U(widen(x[at])) - mu) * rstd;
+    }
+    const U mean_g = block_sum(sum_g, shared) / U(cols);
+    const U mean_gx = block_sum(sum_gx, shared) / U(cols);
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      const int64_t at = r * cols + c;
+      const U g = scale ? U(widen(dy[at])) * scale[c] : U(widen(dy[at]));
+      const U xhat = (U(widen(x[at])) - mu) * rstd;
+      dx[at] = narrow<T>(rstd * (g - mean_g - xhat * mean_gx));
+    }
+  }
+}
+
+// dScale and dBias: one thread per column, summing its rows in order.
+template <typename T, typename U>
+__global__ void layer_norm_dparams_kernel(const T* x, const U* mean, const U* variance,
+                                          const T* dy, U* dscale, U* dbias, int64_t rows,
+                                          int64_t cols, U epsilon) {
+  for (int64_t c = first_index(); c < cols; c += grid_stride()) {
+    U ds = 0, db = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t at = r * cols + c;
+      const U g = U(widen(dy[at]));
+      ds += g * (U(widen(x[at])) - mean[r]) * (U(1) / sqrt(variance[r] + epsilon));
+      db += g;
+    }
+    if (dscale) dscale[c] = ds;
+    if (dbias) dbias[c] = db;
+  }
+}
+
+unsigned row_blocks(int64_t rows) {
+  return static_cast<unsigned>(rows < 65535 * 16 ? rows : 65535 * 16);
+}
+
+}  // namespace
+
+template <typename T, typename U>
+void layer_norm(const T* x, const U* scale, const U* bias, T* y, U* mean, U* variance,
+                int64_t rows, int64_t cols, double epsilon, Stream s) {
+  if (rows <= 0 || cols <= 0) return;
+  layer_norm_kernel<T, U><<<row_blocks(rows), kRowThreads, 0, s>>>(
+      x, scale, bias, y, mean, variance, rows, cols, static_cast<U>(epsilon));
+}
+
+template <typename T, typename U>
+void layer_norm_grad(const T* x, const U* scale, const U* mean, const U* variance, const T* dy,
+                     T* dx, U* dscale, U* dbias, int64_t rows, int64_t cols, double epsilon,
+                     Stream s) {
+  if (rows <= 0 || cols <= 0) return;
+  const U eps = static_cast<U>(epsilon);
+  if (dx)
+    layer_norm_dx_kernel<T, U><<<row_blocks(rows), kRowThreads, 0, s>>>(
+        x, scale, mean, variance, dy, dx, rows, cols, eps);
+  if (dscale || dbias)
+    layer_norm_dparams_kernel<T, U><<<grid_for(cols), kThreads, 0, s>>>(
+        x, mean, variance, dy, dscale, dbias, rows, cols, eps);
+}
+
+#define CTP_INSTANTIATE_LAYER_NORM(T, U)                                                     \
+  template void layer_norm<T, U>(const T*, const U*, const U*, T*, U*, U*, int64_t, int64_t, \
+                                 double, Stream);                                            \
+  template void layer_norm_grad<T, U>(const T*, const U*, const U*, const U*, const T*, T*,  \
+                                      U*, U*, int64_t, int64_t, double, Stream);
+
+CTP_INSTANTIATE_LAYER_NORM(float, float)
+CTP_INSTANTIATE_LAYER_NORM(double, double)
+CTP_INSTANTIATE_LAYER_NORM(Half, float)
+CTP_INSTANTIATE_LAYER_NORM(BFloat16, float)
+
+}  // namespace ctp::cuda::launch
