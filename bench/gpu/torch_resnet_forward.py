@@ -1,0 +1,48 @@
+"""The peer of `ctp run --device gpu` on ctp_sample_models' ResNet-50: one
+forward pass with the loss (torchvision resnet50, batch-norm in training mode
+as ctp's program has it, softmax cross entropy and mean), FP32, on one GPU,
+inputs made on the GPU once. Prints the median milliseconds per step over
+--steps steps after --warmup, and the peak GPU memory.
+
+  python3 bench/gpu/torch_resnet_forward.py --batch 64 --steps 20
+"""
+import argparse
+import statistics
+
+import torch
+import torchvision
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--image-size", type=int, default=224)
+    parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=5)
+    args = parser.parse_args()
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    model = torchvision.models.resnet50().cuda().train()
+    image = torch.randn(args.batch, 3, args.image_size, args.image_size, device="cuda")
+    label = torch.randint(0, 1000, (args.batch,), device="cuda")
+    loss_fn = torch.nn.CrossEntropyLoss()
+    times = []
+    with torch.no_grad():
+        for step in range(args.warmup + args.steps):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            loss = loss_fn(model(image), label)
+            end.record()
+            torch.cuda.synchronize()
+            if step >= args.warmup:
+                times.append(start.elapsed_time(end))
+    print(f"torch resnet50 forward+loss fp32 batch {args.batch}: median "
+          f"{statistics.median(times):.2f} ms per step over {args.steps} "
+          f"(min {min(times):.2f}), loss {loss.item():.4f}, peak "
+          f"{torch.cuda.max_memory_allocated() / 2**30:.2f} GiB")
+
+
+if __name__ == "__main__":
+    main()
