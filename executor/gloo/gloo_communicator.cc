@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #include "executor/runtime/communicator_reduce.h"
 #include "executor/gloo/gloo_store.h"
@@ -92,6 +94,9 @@ class GlooCommunicator final : public Communicator {
     SigpipeBlock guard;
     context_.reset();
     device_.reset();
+    // Last: the buffers of a failed op hold the transport context, whose
+    // pairs close here.
+    failed_ops_.clear();
   }
 
   int rank() const override { return setup_.rank; }
@@ -107,7 +112,7 @@ class GlooCommunicator final : public Communicator {
                   " is not supported");
     if (tensor.numel() == 0 || size() == 1) return;
     run(at, [&] {
-      gloo::AllreduceOptions opts(context_);
+      auto& opts = start_op<gloo::AllreduceOptions>();
       set_typed_output(opts, tensor.raw_data(), tensor.numel(), element_size(dtype));
       opts.setReduceFunction([dtype, op](void* out, const void* a, const void* b, size_t n) {
         reduce_elements(dtype, op, out, a, b, n);
@@ -123,7 +128,7 @@ class GlooCommunicator final : public Communicator {
       throw Error(at, "root " + std::to_string(root) + " is not a rank of this ring");
     if (tensor.bytes() == 0 || size() == 1) return;
     run(at, [&] {
-      gloo::BroadcastOptions opts(context_);
+      auto& opts = start_op<gloo::BroadcastOptions>();
       opts.setOutput(static_cast<uint8_t*>(tensor.raw_data()), tensor.bytes());
       opts.setRoot(root);
       opts.setTimeout(setup_.options.timeout);
@@ -140,7 +145,7 @@ class GlooCommunicator final : public Communicator {
       return;
     }
     run(at, [&] {
-      gloo::AllgatherOptions opts(context_);
+      auto& opts = start_op<gloo::AllgatherOptions>();
       opts.setInput(static_cast<uint8_t*>(const_cast<void*>(in.raw_data())), in.bytes());
       opts.setOutput(static_cast<uint8_t*>(out.raw_data()), out.bytes());
       opts.setTimeout(setup_.options.timeout);
@@ -151,7 +156,7 @@ class GlooCommunicator final : public Communicator {
   void barrier() override {
     if (size() == 1) return;
     run(place("barrier"), [&] {
-      gloo::BarrierOptions opts(context_);
+      auto& opts = start_op<gloo::BarrierOptions>();
       opts.setTimeout(setup_.options.timeout);
       gloo::barrier(opts);
     });
@@ -177,6 +182,19 @@ class GlooCommunicator final : public Communicator {
     }
   }
 
+  // The options of an op own Gloo's buffers. When a peer fails, Gloo's
+  // event-loop thread signals the error to every pending buffer of the op,
+  // while the op's own thread may already have thrown from another buffer:
+  // destroying the options then would race with that signal (TSan shows
+  // ~UnboundBuffer against signalException). So a failed op's options are
+  // kept until the communicator closes; after a failure it runs no more ops.
+  template <typename Options>
+  Options& start_op() {
+    auto options = std::make_shared<Options>(context_);
+    in_flight_ = options;
+    return *options;
+  }
+
   template <typename Fn>
   void run(const SourceLocation& at, Fn&& fn) {
     {
@@ -189,7 +207,9 @@ class GlooCommunicator final : public Communicator {
     try {
       SigpipeBlock guard;
       fn();
+      in_flight_.reset();
     } catch (const std::exception& e) {
+      if (in_flight_) failed_ops_.push_back(std::move(in_flight_));
       bool timed_out = net::Clock::now() - started >= setup_.options.timeout;
       std::string message = explain_failure(timed_out) + " [gloo: " + e.what() + "]";
       std::lock_guard<std::mutex> lock(mu_);
@@ -268,6 +288,8 @@ class GlooCommunicator final : public Communicator {
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::mutex mu_;
   std::string broken_;  // the first failure; non-empty makes every later op fail
+  std::shared_ptr<void> in_flight_;               // the options of the op now running
+  std::vector<std::shared_ptr<void>> failed_ops_;  // see start_op
 };
 
 }  // namespace
