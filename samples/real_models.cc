@@ -132,9 +132,13 @@ ModelPrograms build_bert(const BertConfig& c) {
   const std::string segments = nn.data("sent_ids", {-1, c.seq_len}, DataType::INT64);
   out.inputs = {ids, positions, segments};
   out.label = nn.data("label", {-1, c.seq_len, 1}, DataType::INT64);
-  std::string x = nn.add(nn.add(nn.embedding(ids, c.vocab, c.hidden, c.init_std),
-                                nn.embedding(positions, c.max_position, c.hidden, c.init_std)),
-                         nn.embedding(segments, c.type_vocab, c.hidden, c.init_std));
+  // One statement each: arguments of one call are evaluated in an unspecified
+  // order (GCC right to left), and the names (embedding_0 = words) must not
+  // depend on the compiler.
+  const std::string words = nn.embedding(ids, c.vocab, c.hidden, c.init_std);
+  const std::string places = nn.embedding(positions, c.max_position, c.hidden, c.init_std);
+  const std::string sentences = nn.embedding(segments, c.type_vocab, c.hidden, c.init_std);
+  std::string x = nn.add(nn.add(words, places), sentences);
   x = nn.dropout(nn.layer_norm(x, 2), c.dropout);
   for (int layer = 0; layer < c.layers; ++layer) x = encoder_layer(nn, x, c);
   out.logits = nn.linear(x, c.classes, c.init_std);

@@ -91,6 +91,34 @@ TEST_F(ExecutorCmdRun, FeedsNpyFilesAndFetchesNamedVars) {
   EXPECT_LT(losses.back(), 0.5 * losses.front());  // one fixed batch is learned
 }
 
+// --save-fetched writes the last step's fetched values as .npy, the same
+// values the last step line prints, and nothing when the run fails.
+TEST_F(ExecutorCmdRun, SavesTheLastStepsFetchedValuesAsNpy) {
+  const std::string out = path("fetched");
+  const CommandResult r =
+      run_command(ctp_run("--steps 2 --batch 4 --fetch fc_1.b_0,fc_1.b_0@GRAD,mean_0.tmp_0 "
+                          "--save-fetched " + out + "/"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Tensor loss = read_npy_file(out + "/mean_0.tmp_0.npy");
+  const Tensor bias = read_npy_file(out + "/fc_1.b_0.npy");
+  const Tensor grad = read_npy_file(out + "/fc_1.b_0@GRAD.npy");
+  EXPECT_EQ(bias.shape(), (Shape{3}));
+  EXPECT_EQ(grad.shape(), (Shape{3}));
+  const std::regex last(R"(step 2/2 .*mean_0\.tmp_0 = ([0-9.e+-]+)\n)");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.output, m, last)) << r.output;
+  EXPECT_NEAR(loss.data<float>()[0], std::stod(m[1].str()), 1e-5 * std::stod(m[1].str()));
+  // A var that cannot be fetched fails the run and leaves no directory.
+  const CommandResult bad = run_command(
+      ctp_run("--steps 1 --batch 4 --fetch no_such_var --save-fetched " + path("none")));
+  EXPECT_NE(bad.exit_code, 0) << bad.output;
+  EXPECT_FALSE(std::filesystem::exists(path("none")));
+  // TF32 convolutions are a GPU setting.
+  const CommandResult cpu_tf32 = run_command(ctp_run("--conv-tf32"));
+  EXPECT_EQ(cpu_tf32.exit_code, 2) << cpu_tf32.output;
+  EXPECT_NE(cpu_tf32.output.find("--conv-tf32 needs --device gpu"), std::string::npos);
+}
+
 TEST_F(ExecutorCmdRun, ErrorsExitNonZeroWithThePlace) {
   Program broken = programs_.main;
   broken.global_block().append_op(Op("no_such_op"));

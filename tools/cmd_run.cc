@@ -11,9 +11,11 @@
 #include <cstdio>
 #include <iostream>
 #include <functional>
+#include <filesystem>
 #include <map>
 #include <memory>
 
+#include "executor/cuda/device_context.h"
 #include "executor/runtime/communicator.h"
 #include "executor/runtime/device_runtime.h"
 #include "executor/runtime/npy.h"
@@ -21,6 +23,7 @@
 #include "executor/program_runner.h"
 #include "executor/thread_group_driver.h"
 #include "executor/worker_env.h"
+#include "program_ir/atomic_file.h"
 #include "program_ir/program_io.h"
 #include "tools/command.h"
 
@@ -44,12 +47,30 @@ struct RunArgs {
   bool profile = false;
   bool batch_ops = true;
   bool check_nan_inf = false;
+  bool conv_tf32 = false;
+  std::string save_fetched;
 };
 
 std::string with_rank(std::string path, int rank) {
   for (std::size_t at; (at = path.find("{rank}")) != std::string::npos;)
     path.replace(at, 6, std::to_string(rank));
   return path;
+}
+
+// The last step's fetched values as DIR/<var>.npy, all written or none.
+void save_fetched(const std::string& dir_arg, const Fetched& fetched) {
+  std::filesystem::path path = std::filesystem::path(dir_arg).lexically_normal();
+  if (path.filename().empty()) path = path.parent_path();  // "out/" -> "out"
+  const std::string dir = path.string();
+  const std::string parent = path.parent_path().string();
+  OutputSet out(parent.empty() ? "." : parent);
+  out.make_directories(dir);
+  for (const auto& [name, tensor] : fetched) {
+    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+      throw Error("--save-fetched: var '" + name + "' cannot be a file name in " + dir);
+    out.stage(dir + "/" + name + ".npy", tensor_to_npy(tensor));
+  }
+  out.commit();
 }
 
 std::string value_text(const Tensor& t) {
@@ -64,6 +85,8 @@ void run(const RunArgs& a) {
   if (a.steps < 0) throw UsageError("--steps must be 0 or more");
   if (a.batch < 1) throw UsageError("--batch must be 1 or more");
   if (a.threads < 1) throw UsageError("--threads must be 1 or more");
+  if (a.conv_tf32 && a.device != "gpu") throw UsageError("--conv-tf32 needs --device gpu");
+  if (!a.save_fetched.empty() && a.steps < 1) throw UsageError("--save-fetched needs --steps 1 or more");
   const WorkerIdentity id = worker_identity(environment_from(environ));
   const int rank = a.rank.value_or(id.rank);
   const int world_size = a.world_size.value_or(id.world_size);
@@ -111,6 +134,8 @@ void run(const RunArgs& a) {
   for (int i = 0; i < a.threads; ++i)  // CUDA: one GPU per thread, from the process's first
     runtimes.push_back(std::make_unique<DeviceRuntime>(
         Device{options.device.kind, options.device.index + (gpu_run ? i : 0)}));
+  if (a.conv_tf32)
+    for (const auto& runtime : runtimes) runtime->context()->set_conv_tf32(true);
   std::unique_ptr<CommunicatorManager> single;
   std::unique_ptr<DeviceThreads> threads;
   if (a.threads == 1) {
@@ -177,6 +202,7 @@ void run(const RunArgs& a) {
   std::cout << " in " << timing << std::endl;
   if (profile) profile->print(std::cout);
   check_written(std::cout, "standard output");
+  if (!a.save_fetched.empty()) save_fetched(a.save_fetched, fetched[0]);
 }
 
 const CommandRegistrar registrar([](CLI::App& app) {
@@ -222,6 +248,11 @@ const CommandRegistrar registrar([](CLI::App& app) {
   cmd->add_flag_callback("--no-op-batching", [args] { args->batch_ops = false; },
                 "Run every op alone, even where the device has one kernel call for a run of "
                 "independent ops of one type (the same results; to compare the two)");
+  cmd->add_flag("--conv-tf32", args->conv_tf32,
+                "GPU: FP32 convolutions may use TF32 tensor cores (10-bit mantissa products, as "
+                "PyTorch's cuDNN convolutions by default); off: true FP32, as the CPU computes");
+  cmd->add_option("--save-fetched", args->save_fetched,
+                  "Write the last step's fetched values (see --fetch) as DIR/<var>.npy");
   cmd->callback([args] { run(*args); });
 });
 

@@ -137,6 +137,24 @@ void* DeviceContext::compute_workspace(std::size_t bytes) {
   return workspace_;
 }
 
+std::optional<DeviceContext::AlgorithmChoice> DeviceContext::find_algorithm(
+    const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = algorithms_.find(key);
+  if (it == algorithms_.end()) return std::nullopt;
+  return it->second;
+}
+
+void DeviceContext::remember_algorithm(const std::string& key, AlgorithmChoice choice) {
+  std::lock_guard<std::mutex> lock(mu_);
+  algorithms_[key] = choice;
+}
+
+std::size_t DeviceContext::algorithm_choice_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return algorithms_.size();
+}
+
 void DeviceContext::synchronize() {
   cuda::DeviceGuard guard(index_);
   CTP_CUDA_CHECK(cudaStreamSynchronize(compute_));

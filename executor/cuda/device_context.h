@@ -11,6 +11,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "executor/runtime/tensor.h"
@@ -65,6 +67,26 @@ class DeviceContext {
   // for the compute stream. Throws ctp::Error when the GPU is out of memory.
   void* compute_workspace(std::size_t bytes);
 
+  // FP32 convolutions may run in TF32 on tensor cores (10-bit mantissa
+  // products, FP32 sums), as PyTorch's cuDNN convolutions do by default
+  // (torch.backends.cudnn.allow_tf32). Off by default: ctp's FP32 results
+  // then agree with the CPU's to FP32 rounding. Inline, so that callers
+  // without CUDA (the CLI) can set it on a loaded backend's context.
+  bool conv_tf32() const { return conv_tf32_; }
+  void set_conv_tf32(bool allowed) { conv_tf32_ = allowed; }
+
+  // Kernel choices that cost a search (cuDNN's convolution algorithms, found
+  // by timing each once), cached for the run under a key the kernel makes
+  // from its shapes; nullopt when `key` has no choice yet.
+  struct AlgorithmChoice {
+    int algorithm = 0;
+    int math_type = 0;
+    std::size_t workspace_bytes = 0;
+  };
+  std::optional<AlgorithmChoice> find_algorithm(const std::string& key) const;
+  void remember_algorithm(const std::string& key, AlgorithmChoice choice);
+  std::size_t algorithm_choice_count() const;
+
   // Host side: blocks until every stream of this device is idle.
   void synchronize();
 
@@ -90,6 +112,8 @@ class DeviceContext {
   std::size_t next_event_ = 0;
   void* workspace_ = nullptr;
   std::size_t workspace_bytes_ = 0;
+  bool conv_tf32_ = false;
+  std::map<std::string, AlgorithmChoice> algorithms_;  // guarded by mu_
 };
 
 namespace cuda {

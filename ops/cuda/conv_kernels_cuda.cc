@@ -1,11 +1,17 @@
 // CUDA kernels of conv2d and depthwise_conv2d (a grouped conv2d) and their
 // grads, on cuDNN (FP32, FP64, FP16, BF16), under the rules of
 // ops/schema/meta_conv.h. FP32 and FP64 run in FMA math (no TF32), as the
-// GEMMs do; FP16 and BF16 compute in float and may use tensor cores. cuDNN
+// GEMMs do, unless the device context allows TF32 for FP32 convolutions;
+// FP16 and BF16 compute in float and may use tensor cores. Each direction's
+// algorithm comes from cuDNN's timed search, run once per shape and cached in
+// the device context (as torch.backends.cudnn.benchmark does). cuDNN
 // pads both sides of a dim alike, so asymmetric paddings (four values, or
 // SAME with an odd total) first copy the input into a zero-padded buffer.
 #include <cudnn.h>
 
+#include <algorithm>
+#include <optional>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -37,6 +43,7 @@ struct ConvDescriptors {
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   bool fma_only = true;  // FP32/FP64: no tensor-op (TF32) algorithms
+  bool tf32 = false;      // FP32 with TF32 allowed (DeviceContext::conv_tf32)
 
   ConvDescriptors() {
     CTP_CUDNN_CHECK(cudnnCreateTensorDescriptor(&x));
@@ -88,24 +95,57 @@ void describe(KernelContext& ctx, ConvDescriptors& d, const meta::Conv2dMeta& m,
   CTP_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d.y, CUDNN_TENSOR_NCHW, type, as_int(ctx, m.batch),
                                              as_int(ctx, m.out_channels), as_int(ctx, m.out_h),
                                              as_int(ctx, m.out_w)));
-  const bool wide = std::is_same_v<T, float> || std::is_same_v<T, double>;
+  const bool tf32 = std::is_same_v<T, float> && device_context(ctx).conv_tf32();
+  const bool wide = (std::is_same_v<T, float> && !tf32) || std::is_same_v<T, double>;
   CTP_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
       d.conv, pad.pad_h, pad.pad_w, as_int(ctx, w.stride[0]), as_int(ctx, w.stride[1]),
       as_int(ctx, w.dilation[0]), as_int(ctx, w.dilation[1]), CUDNN_CROSS_CORRELATION,
       std::is_same_v<T, double> ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT));
   CTP_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d.conv, as_int(ctx, m.groups)));
   d.fma_only = wide;
-  CTP_CUDNN_CHECK(
-      cudnnSetConvolutionMathType(d.conv, wide ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
+  d.tf32 = tf32;
+  // FP32 with TF32 allowed searches under DEFAULT math, which admits TF32
+  // tensor-core kernels on Ampere and later (as PyTorch does).
+  CTP_CUDNN_CHECK(cudnnSetConvolutionMathType(
+      d.conv, wide ? CUDNN_FMA_MATH : (tf32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH)));
 }
 
-// The fastest algorithm cuDNN's heuristics offer that runs, its math type
-// set on the descriptor. FP32/FP64 take an FMA-math one when offered, and
-// otherwise run the first one under FMA math (DEFAULT math would allow TF32
-// on Ampere and later).
+// The key of one convolution's algorithm choice: direction, data type,
+// math allowed, and every size cuDNN sees.
+template <typename T>
+std::string choice_key(const char* direction, bool tf32, const meta::Conv2dMeta& m,
+                       const Padding& pad) {
+  const meta::Window2d& w = m.window;
+  std::string key = std::string(direction) + " t" + std::to_string(cudnn_type<T>()) +
+                    (tf32 ? " tf32" : "");
+  for (int64_t v : {m.batch, m.in_channels, pad.h, pad.w, m.out_channels, m.groups,
+                    w.kernel[0], w.kernel[1], m.out_h, m.out_w, int64_t{pad.pad_h},
+                    int64_t{pad.pad_w}, w.stride[0], w.stride[1], w.dilation[0], w.dilation[1]})
+    key += " " + std::to_string(v);
+  return key;
+}
+
+// The most workspace an algorithm search offers: the fastest algorithms of
+// large convolutions want hundreds of MiB, and the chosen one's workspace
+// stays allocated for the run (DeviceContext::compute_workspace).
+constexpr std::size_t kSearchWorkspaceLimit = std::size_t{1} << 30;
+
+// Scratch for one search, freed after it: the limit or half the GPU's free
+// memory, whichever is less.
+Tensor search_workspace(KernelContext& ctx) {
+  std::size_t free = 0, total = 0;
+  CTP_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  const std::size_t bytes = std::min(kSearchWorkspaceLimit, free / 2);
+  return Tensor(DataType::UINT8, {static_cast<int64_t>(bytes)}, device_context(ctx).device());
+}
+
+// The fastest algorithm that ran in cuDNN's timed search (`perf` is sorted by
+// time), under the math the descriptor allows: FP32 without TF32 and FP64
+// take FMA-math algorithms when there are any, and otherwise the fastest
+// under FMA math (DEFAULT math would allow TF32 on Ampere and later).
 template <typename Perf>
-Perf pick(KernelContext& ctx, ConvDescriptors& d, const Perf* perf, int count,
-          const char* what) {
+DeviceContext::AlgorithmChoice pick(KernelContext& ctx, const ConvDescriptors& d,
+                                    const Perf* perf, int count, const char* what) {
   const Perf* chosen = nullptr;
   for (int i = 0; i < count && !chosen; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS && (!d.fma_only || perf[i].mathType == CUDNN_FMA_MATH))
@@ -113,9 +153,31 @@ Perf pick(KernelContext& ctx, ConvDescriptors& d, const Perf* perf, int count,
   for (int i = 0; i < count && !chosen; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS) chosen = &perf[i];
   if (!chosen) ctx.fail(std::string("cuDNN offers no ") + what + " algorithm for this convolution");
+  return {static_cast<int>(chosen->algo),
+          static_cast<int>(d.fma_only ? CUDNN_FMA_MATH : chosen->mathType), chosen->memory};
+}
+
+// The algorithm of one convolution direction: the cached choice, else
+// cuDNN's timed search (`search(workspace, bytes, perf, &count)`, which runs
+// every algorithm once on the op's own buffers) remembered for the run. The
+// descriptor's math type is set to the choice's.
+template <typename Perf, typename Search>
+DeviceContext::AlgorithmChoice choose(KernelContext& ctx, ConvDescriptors& d,
+                                      const std::string& key, int algorithm_count,
+                                      const char* what, Search&& search) {
+  DeviceContext& dc = device_context(ctx);
+  std::optional<DeviceContext::AlgorithmChoice> choice = dc.find_algorithm(key);
+  if (!choice) {
+    Tensor workspace = search_workspace(ctx);
+    std::vector<Perf> perf(static_cast<std::size_t>(algorithm_count));
+    int count = 0;
+    search(workspace.raw_data(), workspace.bytes(), perf.data(), &count);
+    choice = pick(ctx, d, perf.data(), count, what);
+    dc.remember_algorithm(key, *choice);
+  }
   CTP_CUDNN_CHECK(
-      cudnnSetConvolutionMathType(d.conv, d.fma_only ? CUDNN_FMA_MATH : chosen->mathType));
-  return *chosen;
+      cudnnSetConvolutionMathType(d.conv, static_cast<cudnnMathType_t>(choice->math_type)));
+  return *choice;
 }
 
 // The input as cuDNN reads it: the tensor itself, or a zero-padded copy.
@@ -146,19 +208,20 @@ void conv2d(KernelContext& ctx) {
     describe<T>(ctx, d, m, pad);
     Tensor padded;
     const T* x = cudnn_input<T>(ctx, input, m, pad, padded);
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int count = 0;
-    CTP_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(
-        dc.cudnn(), d.x, d.w, d.conv, d.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &count, perf));
-    const auto algo = pick(ctx, d, perf, count, "forward");
-    std::size_t bytes = 0;
-    CTP_CUDNN_CHECK(cudnnGetConvolutionForwardWorkspaceSize(dc.cudnn(), d.x, d.w, d.conv, d.y,
-                                                            algo.algo, &bytes));
+    const auto choice = choose<cudnnConvolutionFwdAlgoPerf_t>(
+        ctx, d, choice_key<T>("fwd", d.tf32, m, pad), CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+        "forward", [&](void* ws, std::size_t ws_bytes, auto* perf, int* count) {
+          CTP_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(
+              dc.cudnn(), d.x, x, d.w, filter.data<T>(), d.conv, d.y, out.data<T>(),
+              CUDNN_CONVOLUTION_FWD_ALGO_COUNT, count, perf, ws, ws_bytes));
+        });
+    const std::size_t bytes = choice.workspace_bytes;
     void* workspace = bytes ? dc.compute_workspace(bytes) : nullptr;
     const Scaling<T> one = 1, zero = 0;
-    CTP_CUDNN_CHECK(cudnnConvolutionForward(dc.cudnn(), &one, d.x, x, d.w, filter.data<T>(),
-                                            d.conv, algo.algo, workspace, bytes, &zero, d.y,
-                                            out.data<T>()));
+    CTP_CUDNN_CHECK(cudnnConvolutionForward(
+        dc.cudnn(), &one, d.x, x, d.w, filter.data<T>(), d.conv,
+        static_cast<cudnnConvolutionFwdAlgo_t>(choice.algorithm), workspace, bytes, &zero, d.y,
+        out.data<T>()));
   });
 }
 
@@ -172,19 +235,20 @@ void input_grad(KernelContext& ctx, ConvDescriptors& d, const meta::Conv2dMeta& 
   if (pad.explicit_buffer)
     padded = Tensor(input.dtype(), {m.batch, m.in_channels, pad.h, pad.w}, dc.device());
   T* dx = pad.explicit_buffer ? padded.data<T>() : dinput.data<T>();
-  cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-  int count = 0;
-  CTP_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-      dc.cudnn(), d.w, d.y, d.conv, d.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &count, perf));
-  const auto algo = pick(ctx, d, perf, count, "backward data");
-  std::size_t bytes = 0;
-  CTP_CUDNN_CHECK(cudnnGetConvolutionBackwardDataWorkspaceSize(dc.cudnn(), d.w, d.y, d.conv,
-                                                               d.x, algo.algo, &bytes));
+  const auto choice = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
+      ctx, d, choice_key<T>("bwd-data", d.tf32, m, pad), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+      "backward data", [&](void* ws, std::size_t ws_bytes, auto* perf, int* count) {
+        CTP_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(
+            dc.cudnn(), d.w, filter.data<T>(), d.y, dout.data<T>(), d.conv, d.x, dx,
+            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, count, perf, ws, ws_bytes));
+      });
+  const std::size_t bytes = choice.workspace_bytes;
   void* workspace = bytes ? dc.compute_workspace(bytes) : nullptr;
   const Scaling<T> one = 1, zero = 0;
-  CTP_CUDNN_CHECK(cudnnConvolutionBackwardData(dc.cudnn(), &one, d.w, filter.data<T>(), d.y,
-                                               dout.data<T>(), d.conv, algo.algo, workspace,
-                                               bytes, &zero, d.x, dx));
+  CTP_CUDNN_CHECK(cudnnConvolutionBackwardData(
+      dc.cudnn(), &one, d.w, filter.data<T>(), d.y, dout.data<T>(), d.conv,
+      static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.algorithm), workspace, bytes, &zero,
+      d.x, dx));
   if (!pad.explicit_buffer) return;
   const auto& p = m.window.pad;  // the input's part of the padded gradient
   launch::copy_planes<T>(dx, dinput.data<T>(),
@@ -201,19 +265,21 @@ void filter_grad(KernelContext& ctx, ConvDescriptors& d, const meta::Conv2dMeta&
   Tensor& dfilter = device_output(ctx, "Filter@GRAD", 0, filter.dtype(), filter.shape());
   Tensor padded;
   const T* x = cudnn_input<T>(ctx, input, m, pad, padded);
-  cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-  int count = 0;
-  CTP_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-      dc.cudnn(), d.x, d.y, d.conv, d.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &count, perf));
-  const auto algo = pick(ctx, d, perf, count, "backward filter");
-  std::size_t bytes = 0;
-  CTP_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterWorkspaceSize(dc.cudnn(), d.x, d.y, d.conv,
-                                                                 d.w, algo.algo, &bytes));
+  const auto choice = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
+      ctx, d, choice_key<T>("bwd-filter", d.tf32, m, pad),
+      CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, "backward filter",
+      [&](void* ws, std::size_t ws_bytes, auto* perf, int* count) {
+        CTP_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(
+            dc.cudnn(), d.x, x, d.y, dout.data<T>(), d.conv, d.w, dfilter.data<T>(),
+            CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, count, perf, ws, ws_bytes));
+      });
+  const std::size_t bytes = choice.workspace_bytes;
   void* workspace = bytes ? dc.compute_workspace(bytes) : nullptr;
   const Scaling<T> one = 1, zero = 0;
-  CTP_CUDNN_CHECK(cudnnConvolutionBackwardFilter(dc.cudnn(), &one, d.x, x, d.y, dout.data<T>(),
-                                                 d.conv, algo.algo, workspace, bytes, &zero,
-                                                 d.w, dfilter.data<T>()));
+  CTP_CUDNN_CHECK(cudnnConvolutionBackwardFilter(
+      dc.cudnn(), &one, d.x, x, d.y, dout.data<T>(), d.conv,
+      static_cast<cudnnConvolutionBwdFilterAlgo_t>(choice.algorithm), workspace, bytes, &zero,
+      d.w, dfilter.data<T>()));
 }
 
 void conv2d_grad(KernelContext& ctx) {

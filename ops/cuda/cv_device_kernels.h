@@ -42,15 +42,20 @@ struct BatchNormGeometry {
   double epsilon, momentum;
   bool batch_stats;
 };
+// The per-channel sums are split over several blocks per channel (a whole
+// GPU's worth for few channels); `partials` is the caller's scratch of
+// batch_norm_partials(g) elements for their partial sums.
+int64_t batch_norm_partials(const BatchNormGeometry& g);
 template <typename T>
 void batch_norm(const T* x, const T* scale, const T* bias, const T* running_mean,
                 const T* running_var, T* y, T* mean_out, T* var_out, T* saved_mean,
-                T* saved_inv_std, const BatchNormGeometry& g, Stream s);
+                T* saved_inv_std, T* partials, const BatchNormGeometry& g, Stream s);
 // `mean` and `spread` are SavedMean and SavedVariance (1 / std) with batch
 // statistics, else Mean and Variance (spread then a variance). dx may be
 // null; dscale and dbias may not.
 template <typename T>
 void batch_norm_grad(const T* x, const T* scale, const T* mean, const T* spread, const T* dy,
-                     T* dx, T* dscale, T* dbias, const BatchNormGeometry& g, Stream s);
+                     T* dx, T* dscale, T* dbias, T* partials, const BatchNormGeometry& g,
+                     Stream s);
 
 }  // namespace ctp::cuda::launch

@@ -65,10 +65,12 @@ T* stats_output(KernelContext& ctx, const char* slot, const meta::BatchNormMeta&
   return device_output(ctx, slot, 0, m.stats_dtype, m.channel_shape).data<T>();
 }
 
+// `count` [channels] vectors, then the launches' partial sums.
 template <typename T>
 T* scratch_vectors(KernelContext& ctx, const meta::BatchNormMeta& m, int count) {
-  return static_cast<T*>(device_context(ctx).compute_workspace(
-      static_cast<std::size_t>(count * m.channels) * sizeof(T)));
+  const int64_t elements = count * m.channels + launch::batch_norm_partials(geometry_of(m));
+  return static_cast<T*>(
+      device_context(ctx).compute_workspace(static_cast<std::size_t>(elements) * sizeof(T)));
 }
 
 void batch_norm(KernelContext& ctx) {
@@ -90,7 +92,8 @@ void batch_norm(KernelContext& ctx) {
     if (ctx.has_output("ReserveSpace")) device_output(ctx, "ReserveSpace", 0, x.dtype(), {0});
     launch::batch_norm<T>(x.data<T>(), scale.data<T>(), bias.data<T>(), mean.data<T>(),
                           var.data<T>(), y.data<T>(), mean_out, var_out, saved_mean, saved_var,
-                          geometry_of(m), device_context(ctx).compute_stream());
+                          scratch + 4 * m.channels, geometry_of(m),
+                          device_context(ctx).compute_stream());
   });
 }
 
@@ -111,7 +114,7 @@ void batch_norm_grad(KernelContext& ctx) {
                 ? device_output(ctx, "X@GRAD", 0, x.dtype(), x.shape()).data<T>()
                 : nullptr;
     launch::batch_norm_grad<T>(x.data<T>(), scale.data<T>(), mean.data<T>(), spread.data<T>(),
-                               dy.data<T>(), dx, dscale, dbias,
+                               dy.data<T>(), dx, dscale, dbias, scratch + 2 * m.channels,
                                geometry_of(m), device_context(ctx).compute_stream());
   });
 }

@@ -66,6 +66,28 @@ TEST(GpuCvKernels, Conv2dAndGradOnCudnn) {
                    {{"groups", Attribute(int32_t{3})}, {"paddings", Attribute(Ints{1, 1})}}, 99);
 }
 
+// Each conv direction searches cuDNN's algorithms once per shape (three
+// choices for conv2d and its two grads, none more on the next steps). FP32
+// stays FP32 unless TF32 is allowed: a 576-term dot product in TF32 (10-bit
+// mantissa products) misses rtol 1e-4 by far, and the FP32 run must meet it;
+// with TF32 allowed (cuDNN may then pick a tensor-core algorithm) the result
+// still agrees to TF32's rounding (2e-2).
+TEST(GpuCvKernels, Conv2dSearchesOncePerShapeAndUsesTf32OnlyWhenAllowed) {
+  CTP_REQUIRE_GPUS(1);
+  const std::vector<NamedAttribute> attrs = {{"paddings", Attribute(Ints{1, 1})}};
+  const Tensor x = random_fp32({4, 64, 16, 16}, 120);
+  const Tensor w = random_fp32({64, 64, 3, 3}, 121);
+  const Tensor g = random_fp32(conv_output_shape("conv2d", x, w, attrs), 122);
+  const Program program = conv_program("conv2d", attrs);
+  Outcome fp32;
+  expect_same(program, {{"x", x}, {"w", w}, {"g", g}}, {"y", "dx", "dw"}, 1e-4, 1e-4, 3, &fp32);
+  EXPECT_EQ(fp32.algorithm_choices, 3u);
+  Outcome tf32;
+  tf32.conv_tf32 = true;
+  expect_same(program, {{"x", x}, {"w", w}, {"g", g}}, {"y", "dx", "dw"}, 2e-2, 2e-2, 2, &tf32);
+  EXPECT_EQ(tf32.algorithm_choices, 3u);
+}
+
 TEST(GpuCvKernels, Conv2dIn16Bits) {
   CTP_REQUIRE_GPUS(1);
   for (DataType half : {DataType::FP16, DataType::BF16}) {
@@ -130,11 +152,16 @@ TEST(GpuCvKernels, Pool2dAndGradEveryWindowKind) {
 
 TEST(GpuCvKernels, BatchNormTrainingAndTestAndGrads) {
   CTP_REQUIRE_GPUS(1);
-  for (const char* layout : {"NCHW", "NHWC"})
+  // The large shapes split each channel's sums over several blocks (planes
+  // as wide as the block in NCHW, single elements in NHWC).
+  const std::vector<std::pair<const char*, Shape>> cases = {
+      {"NCHW", {4, 3, 5, 6}}, {"NHWC", {4, 5, 6, 3}},
+      {"NCHW", {8, 3, 64, 64}}, {"NHWC", {8, 64, 64, 3}}};
+  for (const auto& [layout, x_shape] : cases)
     for (bool is_test : {false, true}) {
-      SCOPED_TRACE(std::string(layout) + (is_test ? " is_test" : " training"));
+      SCOPED_TRACE(std::string(layout) + (is_test ? " is_test" : " training") + " " +
+                   std::to_string(x_shape[0]));
       const int64_t channels = 3;
-      const Shape x_shape = std::string(layout) == "NCHW" ? Shape{4, 3, 5, 6} : Shape{4, 5, 6, 3};
       ProgramBuilder pb;
       OpBuilder fwd = pb.op("batch_norm").in("X", "x").in("Scale", "scale").in("Bias", "bias")
                       .in("Mean", "mean").in("Variance", "var").out("Y", "y")

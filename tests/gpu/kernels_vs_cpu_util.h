@@ -58,6 +58,8 @@ inline double at(const Tensor& t, int64_t i) {
 
 struct Outcome {
   std::vector<std::string> gpu_only;  // also copied to gpu_host, not compared
+  bool conv_tf32 = false;             // in: DeviceContext::set_conv_tf32
+  std::size_t algorithm_choices = 0;  // out: the GPU's cached algorithm choices
   Scope gpu_host;                     // the GPU scope's outputs copied to the host
   RunCounters gpu_counters;
 };
@@ -77,6 +79,7 @@ inline void expect_same(const Program& program, const std::map<std::string, Tens
     gpu.var(name) = g;
   }
   DeviceContext dc(0);
+  if (outcome) dc.set_conv_tf32(outcome->conv_tf32);
   RunServices cpu_services;
   RunServices gpu_services;
   gpu_services.device = dc.device();
@@ -109,6 +112,7 @@ inline void expect_same(const Program& program, const std::map<std::string, Tens
   }
   if (outcome) {
     outcome->gpu_counters = gpu_run.services().counters;
+    outcome->algorithm_choices = dc.algorithm_choice_count();
     for (const std::string& name : outcome->gpu_only)
       outcome->gpu_host.var(name) = dc.to_host(gpu.get(name));
   }

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Issue 18 on one GPU, from the source root: build the CUDA backend, then any of
+# (comma-separated WHAT):
+#   tests    ctp_gpu_tests (GPU_TESTS: a gtest filter, default every test)
+#   fwd      ResNet-50 forward with its loss, FP32, batch 64: ctp (true FP32,
+#            then --conv-tf32) against PyTorch eager (fp32, tf32)
+#   train    ResNet-50 training step (SGD), FP32, batch 64: ctp against PyTorch eager
+#   grads    torch_grad_check.py: ResNet-50 (batch 8), then BERT (BERT_ARGS, default
+#            a 2-layer 256-hidden one)
+#   bertl    torch_grad_check.py on BERT-large (24 x 1024, 16 heads), 2 x 512 tokens
+# WALL=1 adds a 1-step run before each profiled ctp run (wall time per step from the
+# difference).
+# Every ctp run is timed two ways: per op on the compute stream (--profile, first
+# step not counted) and in wall time; peak memory of every process is sampled
+# with nvidia-smi (the whole process: CUDA context and caches too), PyTorch's own
+# peak (torch.cuda.max_memory_allocated) is printed beside.
+#
+#   bash bench/gpu/real_models_run.sh OUT_DIR CLI11_PREFIX WHAT
+set -u
+OUT=${1:?OUT_DIR}
+CLI11=${2:?CLI11_PREFIX}
+WHAT=${3:?WHAT}
+want() { [[ ",$WHAT," == *",$1,"* ]]; }
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1
+mkdir -p "$OUT"
+LOG=$OUT/run.log
+{ date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
+  python3 -c 'import torch; print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version())'
+} >> "$LOG" 2>&1
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTP_WITH_GLOO=OFF -DCTP_WITH_CUDA=ON \
+  -DCTP_WITH_PYTHON=OFF -DCTP_BUILD_BENCH=OFF -DCMAKE_PREFIX_PATH="$CLI11" \
+  -DCMAKE_CXX_FLAGS="-I$CLI11/include" > "$OUT/build.log" 2>&1 &&
+cmake --build build -j16 --target ctp_cli ctp_cuda ctp_sample_models ctp_gpu_tests \
+  >> "$OUT/build.log" 2>&1
+if [ $? -ne 0 ]; then
+  echo "BUILD FAILED"; grep -E "error" "$OUT/build.log" | head -40; exit 1
+fi
+echo "build ok $(date -u +%T)" | tee -a "$LOG"
+CTP=./build/ctp
+MODELS=./build/samples/ctp_sample_models
+W=/tmp/r18
+mkdir -p $W
+
+# Runs a command, logging it, its output, its wall time and the GPU memory's
+# peak (nvidia-smi every 50 ms, minus what was in use before).
+measure() {
+  local limit=$1; shift
+  local base; base=$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)
+  nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 50 > $W/mem.txt 2>/dev/null &
+  local sampler=$!
+  echo "+ $*" | tee -a "$LOG"
+  local t0; t0=$(date +%s.%N)
+  timeout "$limit" "$@" 2>&1 | tee -a "$LOG" | tail -25
+  local rc=${PIPESTATUS[0]}
+  local t1; t1=$(date +%s.%N)
+  kill $sampler 2>/dev/null; wait $sampler 2>/dev/null
+  local peak; peak=$(sort -n $W/mem.txt | tail -1)
+  echo "= rc $rc, wall $(awk "BEGIN{printf \"%.2f\", $t1 - $t0}") s, GPU memory peak $((peak - base)) MiB over $base MiB" | tee -a "$LOG"
+}
+
+if want tests; then
+  measure 240 ./build/tests/ctp_gpu_tests --gtest_filter="${GPU_TESTS:-*}"
+fi
+
+if want fwd || want train; then
+  $MODELS resnet --depth 50 -o $W/r50 | tee -a "$LOG"
+  python3 -c "
+import numpy as np; r = np.random.default_rng(0)
+np.save('$W/img.npy', r.standard_normal((64, 3, 224, 224), dtype=np.float32))
+np.save('$W/lab.npy', r.integers(0, 1000, (64, 1), dtype=np.int64))"
+  FEEDS="--batch 64 --feed image=$W/img.npy --feed label=$W/lab.npy"
+fi
+if want fwd; then
+  for tf in "" "--conv-tf32"; do
+    [ -n "${WALL:-}" ] && measure 120 $CTP run --device gpu --startup $W/r50/startup.pb --main $W/r50/main.pb $FEEDS --steps 1 $tf
+    measure 120 $CTP run --device gpu --startup $W/r50/startup.pb --main $W/r50/main.pb $FEEDS --steps 21 $tf --profile
+  done
+  measure 120 python3 bench/gpu/torch_step.py --model resnet50 --mode forward --precision fp32
+  measure 120 python3 bench/gpu/torch_step.py --model resnet50 --mode forward --precision tf32
+fi
+if want train; then
+  loss=$($MODELS resnet --depth 50 -o $W/r50 | sed -n 's/.*loss \([^ ]*\).*/\1/p')
+  $CTP minimize --startup $W/r50/startup.pb --main $W/r50/main.pb --loss "$loss" \
+    --optimizer sgd --learning-rate 0.0001 -o $W/r50t | tee -a "$LOG"
+  for tf in "" "--conv-tf32"; do
+    [ -n "${WALL:-}" ] && measure 120 $CTP run --device gpu --startup $W/r50t/startup.pb --main $W/r50t/main.pb $FEEDS --steps 1 $tf
+    measure 150 $CTP run --device gpu --startup $W/r50t/startup.pb --main $W/r50t/main.pb $FEEDS --steps 11 $tf --profile
+  done
+  measure 120 python3 bench/gpu/torch_step.py --model resnet50 --mode train --precision fp32
+  measure 120 python3 bench/gpu/torch_step.py --model resnet50 --mode train --precision tf32
+fi
+if want grads; then
+  measure 200 python3 bench/gpu/torch_grad_check.py --model resnet50 --batch 8 --work $W/gc_r50
+  measure 200 python3 bench/gpu/torch_grad_check.py --model bert --work $W/gc_bert \
+    ${BERT_ARGS:---layers 2 --hidden 256 --heads 4 --seq-len 128 --batch 4}
+fi
+if want bertl; then
+  measure 240 python3 bench/gpu/torch_grad_check.py --model bert --work $W/gc_bertl --batch 2
+fi
+echo "done $(date -u +%T)" | tee -a "$LOG"
