@@ -24,21 +24,29 @@ std::string_view to_string(WireType type) {
 
 void Reader::fail(const std::string& reason) const { throw WireFault(offset(), reason); }
 
-uint64_t Reader::read_varint() {
+uint64_t Reader::read_varint() { return read_varint_of_at_most(10, "varint"); }
+
+uint64_t Reader::read_varint_of_at_most(int max_bytes, const char* what) {
+  const std::size_t start = pos_;
   uint64_t value = 0;
-  for (int shift = 0; shift < 70; shift += 7) {
-    if (pos_ == bytes_.size()) fail("truncated varint");
+  for (int i = 0; i < max_bytes; ++i) {
+    if (pos_ == bytes_.size()) fail("truncated " + std::string(what));
     auto byte = static_cast<uint8_t>(bytes_[pos_++]);
-    if (shift == 63 && byte > 1) fail("varint longer than 64 bits");
+    const int shift = 7 * i;
+    if (shift == 63 && byte > 1) fail(std::string(what) + " longer than 64 bits");
     value |= static_cast<uint64_t>(byte & 0x7f) << shift;
     if ((byte & 0x80) == 0) return value;
   }
-  fail("varint longer than 10 bytes");
+  pos_ = start;
+  fail(std::string(what) + " longer than " + std::to_string(max_bytes) + " bytes");
 }
 
+// A field key is a 32-bit varint, and protobuf reads it in at most 5 bytes:
+// libprotobuf refuses a longer key even when its extra bytes are zero
+// (found by fuzz_proto_vs_libprotobuf), so ctp does too.
 Tag Reader::read_tag() {
   std::size_t start = pos_;
-  uint64_t key = read_varint();
+  uint64_t key = read_varint_of_at_most(5, "field key");
   uint64_t field = key >> 3;
   auto type = static_cast<uint32_t>(key & 7);
   if (field == 0 || field > 0x1fffffff) {
@@ -72,7 +80,11 @@ uint64_t Reader::read_fixed64() {
 
 std::string_view Reader::read_bytes() {
   const std::size_t length_at = offset();
-  uint64_t length = read_varint();
+  // Lengths are 32-bit sizes below 2 GiB, read in at most 5 bytes, as
+  // libprotobuf reads them.
+  uint64_t length = read_varint_of_at_most(5, "length");
+  if (length > 0x7fffffff)
+    throw WireFault(length_at, "length " + std::to_string(length) + " of 2 GiB or more");
   if (length > remaining())
     throw WireFault(length_at, "truncated: length " + std::to_string(length) + " exceeds the " +
                                    std::to_string(remaining()) + " bytes left");

@@ -65,6 +65,7 @@ class Reader {
 
  private:
   [[noreturn]] void fail(const std::string& reason) const;
+  uint64_t read_varint_of_at_most(int max_bytes, const char* what);
   void skip_value(WireType type);
 
   std::string_view bytes_;

@@ -106,5 +106,39 @@ TEST(LibprotobufCheck, TheComparisonSeesEachKindOfDifference) {
               HasSubstr("version.version: set in libprotobuf only"));
 }
 
+
+// libprotobuf reads a field key and a length in at most 5 bytes, even when
+// the extra bytes would add only zero bits; ctp refuses what libprotobuf
+// refuses (the first case is what fuzz_proto_vs_libprotobuf found).
+TEST(LibprotobufCheck, OverlongKeysAndLengthsAreRefusedByBoth) {
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {std::string("\x80\x80\x03\x00\xe1\xff\x80\x80\x80\x00\0\0\0\0\0\0\x11\x40", 18),
+       "field key longer than 5 bytes (at byte 4)"},
+      {std::string("\x88\x80\x80\x80\x80\x00\x01", 7), "field key longer than 5 bytes (at byte 0)"},
+      {std::string("\x0a\x8d\x80\x80\x80\x80\x00"
+                   "\x08\x00\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",
+                   20),
+       "length longer than 5 bytes (at byte 1)"},
+  };
+  for (const auto& [bytes, reason] : refused) {
+    check::pb::ProgramDesc message;
+    EXPECT_FALSE(check::parse(bytes, message)) << reason;
+    try {
+      parse_program_proto(bytes, "overlong.pb");
+      ADD_FAILURE() << "ctp read bytes that libprotobuf refuses: " << reason;
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), HasSubstr(reason));
+    }
+  }
+  // The longest key and length libprotobuf takes, 5 bytes each, ctp takes too.
+  // Block 0 (idx 0, parent_idx -1) under a 5-byte key and a 5-byte length.
+  const std::string longest("\x8a\x80\x80\x80\x00\x8d\x80\x80\x80\x00"
+                            "\x08\x00\x10\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01",
+                            23);
+  check::pb::ProgramDesc message;
+  ASSERT_TRUE(check::parse(longest, message));
+  EXPECT_EQ(check::difference(parse_program_proto(longest, "longest.pb"), message), "");
+}
+
 }  // namespace
 }  // namespace ctp
