@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <regex>
 
 #include "executor/runtime/npy.h"
 #include "program_ir/atomic_file.h"
@@ -151,6 +152,12 @@ TEST(MinimizeCli, ErrorsNameThePlaceAndWriteNothing) {
        "its shape is [-1, 2]; reduce it first (mean, reduce_mean)", 1},
       {"--loss mean_0.tmp_0 --optimizer adagrad", "unknown --optimizer 'adagrad'", 2},
       {"--loss mean_0.tmp_0 --learning-rate -1", "the learning rate must be positive", 1},
+      {"--loss mean_0.tmp_0 --amp fp8", "--amp must be bf16 or fp16, not 'fp8'", 2},
+      {"--loss mean_0.tmp_0 --amp-black-list relu",
+       "--amp-white-list and --amp-black-list need --amp", 2},
+      {"--loss mean_0.tmp_0 --amp bf16 --amp-white-list relu,mean --amp-black-list mean",
+       "main.json: amp_rewrite: op 'mean' is in both the custom white list and the custom black "
+       "list", 1},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.flags);
@@ -168,6 +175,41 @@ TEST(MinimizeCli, ErrorsNameThePlaceAndWriteNothing) {
   EXPECT_THAT(r.output, HasSubstr("block 0, op 2 'my_relu': lies on the way from parameter "
                                   "'fc_0.w_0' to the loss 'mean_0.tmp_0'"));
   EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// --amp bf16: the forward's mul and elementwise_add compute in BF16 on cast
+// copies, the parameters and their gradients stay FP32, and it trains on the
+// CPU.
+TEST(MinimizeCli, AmpBf16TrainsWithFp32ParameterGradients) {
+  const test::TempDir dir("minimize_amp");
+  write_forward_mlp(dir);
+  write_data(dir);
+  CommandResult r = run_command(minimize(dir, "--loss mean_0.tmp_0 --amp bf16 --optimizer adam "
+                                              "--learning-rate 0.05 --emit json -o " +
+                                              (dir / "train")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  // mul, elementwise_add, relu, mul, elementwise_add; casts of x, four
+  // parameters and the logits (up, for the loss).
+  EXPECT_THAT(r.output, HasSubstr("--amp bf16: 5 op(s) compute in bf16, 6 cast(s) inserted"));
+  const Program main = load_program_file(dir / "train/main.json");
+  const Block& block = main.global_block();
+  EXPECT_EQ(block.var("fc_0.tmp_0").dtype, DataType::BF16);
+  EXPECT_EQ(block.var("fc_0.w_0.cast_bf16").dtype, DataType::BF16);
+  EXPECT_EQ(block.var("fc_0.w_0@GRAD").dtype, DataType::FP32);
+  EXPECT_EQ(block.var("mean_0.tmp_0").dtype, DataType::FP32);
+  const int steps = 30;
+  r = run_command(kCli + " run --startup " + (dir / "train/startup.json") + " --main " +
+                  (dir / "train/main.json") + " --steps " + std::to_string(steps) +
+                  " --feed x=" + (dir / "x.npy") + " --feed label=" + (dir / "label.npy") +
+                  " --fetch mean_0.tmp_0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<double> loss;
+  const std::regex line("step \\d+/\\d+ +mean_0\\.tmp_0 = (\\S+)");
+  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), line);
+       it != std::sregex_iterator(); ++it)
+    loss.push_back(std::stod((*it)[1].str()));
+  ASSERT_EQ(loss.size(), static_cast<std::size_t>(steps)) << r.output;
+  EXPECT_LT(loss.back(), 0.5 * loss.front()) << r.output;
 }
 
 TEST(MinimizeCli, WarnsOfAParameterWithNoPathToTheLoss) {

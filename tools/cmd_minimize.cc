@@ -3,7 +3,8 @@
 // (transpilers/append_backward.h), then one update op per parameter with its
 // state initialised in startup (transpilers/append_optimizer.h). Named after
 // minimize because it does both halves; `backward` is kept as an alias for
-// those who look for Paddle's append_backward.
+// those who look for Paddle's append_backward. With --amp, the forward is
+// first rewritten for mixed precision (transpilers/amp_rewrite.h).
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "program_ir/program_io.h"
 #include "program_ir/text_io.h"
 #include "tools/command.h"
+#include "transpilers/amp_rewrite.h"
 #include "transpilers/append_backward.h"
 #include "transpilers/append_optimizer.h"
 
@@ -32,7 +34,28 @@ struct MinimizeArgs {
   std::vector<std::string> no_grad;
   std::string startup, main, out_dir;
   std::string emit = "proto";
+  std::string amp;  // "", "bf16" or "fp16"
+  std::vector<std::string> amp_white, amp_black;
 };
+
+std::optional<AmpOptions> amp_options(const MinimizeArgs& a) {
+  if (a.amp.empty()) {
+    if (!a.amp_white.empty() || !a.amp_black.empty())
+      throw UsageError("--amp-white-list and --amp-black-list need --amp");
+    return std::nullopt;
+  }
+  AmpOptions o;
+  if (a.amp == "bf16") {
+    o.dtype = DataType::BF16;
+  } else if (a.amp == "fp16") {
+    o.dtype = DataType::FP16;
+  } else {
+    throw UsageError("--amp must be bf16 or fp16, not '" + a.amp + "'");
+  }
+  o.custom_white_list = a.amp_white;
+  o.custom_black_list = a.amp_black;
+  return o;
+}
 
 OptimizerOptions optimizer_options(const MinimizeArgs& a) {
   const std::optional<OptimizerType> type = optimizer_type_from_string(a.optimizer);
@@ -61,12 +84,15 @@ std::string render(const Program& program, const std::string& emit) {
 
 void run_minimize(const MinimizeArgs& a) {
   const OptimizerOptions options = optimizer_options(a);
+  const std::optional<AmpOptions> amp = amp_options(a);
   if (a.emit != "proto" && a.emit != "json" && a.emit != "text")
     throw UsageError("--emit must be proto, json or text, not '" + a.emit + "'");
   Program startup = load_program_file(a.startup);
   Program main = load_program_file(a.main);
   BackwardResult backward;
+  AmpResult amp_result;
   try {
+    if (amp) amp_result = amp_rewrite(main, *amp);
     backward = append_backward(main, BackwardOptions{.loss = a.loss, .no_grad_vars = a.no_grad});
     append_optimizer(startup, main, options);
   } catch (Error& e) {
@@ -78,6 +104,9 @@ void run_minimize(const MinimizeArgs& a) {
   for (const std::string& param : backward.unreached_parameters)
     std::cerr << "ctp minimize: warning: parameter '" << param << "' has no path to the loss '"
               << a.loss << "': it gets no gradient and is not updated\n";
+  if (amp)
+    std::cerr << "ctp minimize: --amp " << a.amp << ": " << amp_result.low_precision_ops
+              << " op(s) compute in " << a.amp << ", " << amp_result.casts << " cast(s) inserted\n";
   std::cerr << "ctp minimize: " << backward.params_grads.size() << " parameter(s) updated by "
             << to_string(options.type) << "\n";
   const std::string ext = a.emit == "proto" ? "pb" : a.emit == "json" ? "json" : "txt";
@@ -112,6 +141,17 @@ const CommandRegistrar kRegistrar([](CLI::App& app) {
   cmd->add_flag("--centered", args->centered, "rmsprop: centered");
   cmd->add_option("--no-grad", args->no_grad,
                   "vars that get no gradient beside stop_gradient ones, comma-separated")
+      ->delimiter(',');
+  cmd->add_option("--amp", args->amp,
+                  "mixed precision, bf16 or fp16: Paddle's static AMP O1 rewrite of the forward "
+                  "before the backward (white-list ops such as conv2d and matmul_v2 compute in "
+                  "16 bits, black-list ops such as softmax, losses and norms in FP32; "
+                  "parameters and their gradients stay FP32; no loss scaling)");
+  cmd->add_option("--amp-white-list", args->amp_white,
+                  "--amp: op types that always compute in 16 bits, comma-separated")
+      ->delimiter(',');
+  cmd->add_option("--amp-black-list", args->amp_black,
+                  "--amp: op types that always compute in FP32, comma-separated")
       ->delimiter(',');
   cmd->add_option("--startup", args->startup, "startup program (protobuf or JSON)")->required();
   cmd->add_option("--main", args->main, "forward main program (protobuf or JSON)")->required();
