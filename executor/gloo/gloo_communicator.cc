@@ -94,9 +94,6 @@ class GlooCommunicator final : public Communicator {
     SigpipeBlock guard;
     context_.reset();
     device_.reset();
-    // Last: the buffers of a failed op hold the transport context, whose
-    // pairs close here.
-    failed_ops_.clear();
   }
 
   int rank() const override { return setup_.rank; }
@@ -182,17 +179,31 @@ class GlooCommunicator final : public Communicator {
     }
   }
 
-  // The options of an op own Gloo's buffers. When a peer fails, Gloo's
-  // event-loop thread signals the error to every pending buffer of the op,
-  // while the op's own thread may already have thrown from another buffer:
-  // destroying the options then would race with that signal (TSan shows
-  // ~UnboundBuffer against signalException). So a failed op's options are
-  // kept until the communicator closes; after a failure it runs no more ops.
+  // The options of an op own Gloo's buffers; they are held here while the
+  // op runs so that, when it fails, they outlive the connections (see run).
   template <typename Options>
   Options& start_op() {
     auto options = std::make_shared<Options>(context_);
     in_flight_ = options;
     return *options;
+  }
+
+  // After a failure Gloo's event-loop thread may still be completing or
+  // failing the op's other buffers. Gloo makes ~UnboundBuffer wait for that
+  // (gloo/common/memory.h: it spins on a weak_ptr), but with atomics inside
+  // libgloo, which TSan cannot see. The event loop touches a buffer only
+  // while it holds its pair's mutex, and a closed pair gets no more events:
+  // closing every pair first orders all of that before the buffers die,
+  // through locks TSan does see (CI's TSan stage found both orders:
+  // ~UnboundBuffer against signalException and against handleSendCompletion).
+  // The communicator runs no op after a failure, so its pairs are not needed.
+  void release_failed_op() noexcept {
+    try {
+      context_->closeConnections();
+    } catch (const std::exception&) {
+      // A pair that cannot close is already closed or failed.
+    }
+    in_flight_.reset();
   }
 
   template <typename Fn>
@@ -209,9 +220,11 @@ class GlooCommunicator final : public Communicator {
       fn();
       in_flight_.reset();
     } catch (const std::exception& e) {
-      if (in_flight_) failed_ops_.push_back(std::move(in_flight_));
       bool timed_out = net::Clock::now() - started >= setup_.options.timeout;
+      // Explained before this rank closes its connections, which the peers
+      // would see as a failure of this rank.
       std::string message = explain_failure(timed_out) + " [gloo: " + e.what() + "]";
+      release_failed_op();
       std::lock_guard<std::mutex> lock(mu_);
       if (broken_.empty()) broken_ = at.to_string() + ": " + message;
       throw Error(at, message);
@@ -288,8 +301,7 @@ class GlooCommunicator final : public Communicator {
   std::shared_ptr<gloo::rendezvous::Context> context_;
   std::mutex mu_;
   std::string broken_;  // the first failure; non-empty makes every later op fail
-  std::shared_ptr<void> in_flight_;               // the options of the op now running
-  std::vector<std::shared_ptr<void>> failed_ops_;  // see start_op
+  std::shared_ptr<void> in_flight_;  // the options of the op now running (see start_op)
 };
 
 }  // namespace
