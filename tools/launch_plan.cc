@@ -37,7 +37,7 @@ std::vector<int> local_ports(const LaunchOptions& options, std::vector<net::Sock
     return ports;
   }
   for (int i = 0; i < options.nproc; ++i) {
-    held.push_back(net::listen_on("", 0, "choosing worker ports"));
+    held.push_back(net::listen_on_free_port("choosing worker ports"));
     ports.push_back(net::local_port(held.back()));
   }
   return ports;

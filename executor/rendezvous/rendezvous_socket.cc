@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <random>
 
 #include "program_ir/endpoint.h"
 
@@ -297,8 +298,44 @@ bool recv_all(Socket& socket, void* data, std::size_t size, Deadline deadline) {
   return true;
 }
 
+namespace {
+
+// The lowest port the kernel hands out on its own (to port-0 binds and to
+// the source side of outgoing connections).
+int lowest_ephemeral_port() {
+  int low = 32768, high = 60999;  // Linux's default range
+  if (std::FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r")) {
+    if (std::fscanf(f, "%d %d", &low, &high) != 2) low = 32768;
+    std::fclose(f);
+  }
+  return low;
+}
+
+}  // namespace
+
+// A port from the kernel's ephemeral range can be taken by any outgoing
+// connection of any process between this probe and the moment the worker
+// binds it ("Address already in use" under parallel tests). Ports below
+// that range are only ever taken by an explicit bind, so the probe tries
+// random ones there first, and falls back to the kernel's choice.
+Socket listen_on_free_port(std::string_view what_for) {
+  const int below = lowest_ephemeral_port();
+  if (below > 2048) {
+    std::random_device seed;
+    std::uniform_int_distribution<int> port_of(below / 2, below - 1);
+    for (int attempt = 0; attempt < 64; ++attempt) {
+      try {
+        return listen_on("", port_of(seed), what_for);
+      } catch (const NetError&) {
+        // taken: try another
+      }
+    }
+  }
+  return listen_on("", 0, what_for);
+}
+
 int pick_free_port() {
-  Socket s = listen_on("", 0, "a free-port probe");
+  Socket s = listen_on_free_port("a free-port probe");
   return local_port(s);
 }
 

@@ -91,8 +91,11 @@ bool recv_all(Socket& socket, void* data, std::size_t size, Deadline deadline);
 // The numeric address a listening or connected socket is bound to.
 std::string bound_address(const Socket& socket);
 
+// A socket listening on every local address, on a port chosen below the
+// kernel's ephemeral range where possible (see the definition for why).
+Socket listen_on_free_port(std::string_view what_for);
 // A port that was free on every local address a moment ago (another process
-// may still take it: callers that can should listen on port 0 instead).
+// may still take it: callers that can should keep listen_on_free_port's socket).
 int pick_free_port();
 
 // Length-prefixed messages: u32 big-endian length, then the bytes.
