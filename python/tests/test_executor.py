@@ -58,12 +58,22 @@ def test_a_long_run_lets_other_python_threads_run():
     # Executor.run releases the GIL while the program runs: another Python
     # thread keeps running inside the call's window. Were the GIL held, that
     # thread could not take a single step between the call's entry and return.
-    n = 800
+    # One run must be long enough to see into: the product is grown until it
+    # takes about 0.25 s on this machine (a faster matmul must not make the
+    # test vacuous).
     runtime = ctp.DeviceRuntime("cpu")
-    scope = ctp.Scope()
-    runtime.bind(scope, "w", np.ones((n, n), np.float32))
-    exe = ctp.Executor(mul_program(n, n), runtime)
-    x = np.ones((n, n), np.float32)
+    n = 400
+    while True:
+        scope = ctp.Scope()
+        runtime.bind(scope, "w", np.ones((n, n), np.float32))
+        exe = ctp.Executor(mul_program(n, n), runtime)
+        x = np.ones((n, n), np.float32)
+        began = time.perf_counter()
+        exe.run(scope, feed={"x": x}, fetch=["y"])
+        took = time.perf_counter() - began
+        if took >= 0.2 or n >= 4000:
+            break
+        n = min(4000, int(n * (0.25 / max(took, 1e-3)) ** (1 / 3)) + 1)
     window = {}
 
     def run_long():
