@@ -119,6 +119,37 @@ TEST_F(ExecutorCmdRun, SavesTheLastStepsFetchedValuesAsNpy) {
   EXPECT_NE(cpu_tf32.output.find("--conv-tf32 needs --device gpu"), std::string::npos);
 }
 
+// Paddle names fetched vars with a '/' ("save_infer_model/scale_0"): such a
+// var is saved in a subdirectory, as Paddle's save_vars does; a name that
+// would leave the directory is refused, and nothing is written.
+TEST_F(ExecutorCmdRun, FetchedVarsWithASlashAreSavedInASubdirectory) {
+  Program main = programs_.main;
+  Block& block = main.global_block();
+  for (const std::string name : {"save_infer_model/scale_0", "../escaped"}) {
+    Var copy = *block.find_var("mean_0.tmp_0");
+    copy.name = name;
+    block.add_var(copy);
+    block.append_op(Op("scale", {{"X", {"mean_0.tmp_0"}}}, {{"Out", {name}}}));
+  }
+  write_file_atomically(path("slash.json"), serialize_program(main, ProgramFormat::Json));
+  const std::string run = std::string(CTP_CLI_PATH) + " run --startup " + path("startup.pb") +
+                          " --main " + path("slash.json") + " --steps 1 --batch 4 ";
+  const CommandResult r = run_command(
+      run + "--fetch mean_0.tmp_0,save_infer_model/scale_0 --save-fetched " + path("out"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const Tensor loss = read_npy_file(path("out/mean_0.tmp_0.npy"));
+  const Tensor scaled = read_npy_file(path("out/save_infer_model/scale_0.npy"));
+  EXPECT_EQ(scaled.data<float>()[0], loss.data<float>()[0]);  // scale 1
+  const CommandResult escape = run_command(
+      run + "--fetch mean_0.tmp_0,../escaped --save-fetched " + path("out2"));
+  EXPECT_NE(escape.exit_code, 0) << escape.output;
+  EXPECT_NE(escape.output.find("--save-fetched: var '../escaped' cannot be a file name in"),
+            std::string::npos)
+      << escape.output;
+  EXPECT_FALSE(std::filesystem::exists(path("out2")));
+  EXPECT_FALSE(std::filesystem::exists(path("escaped.npy")));
+}
+
 TEST_F(ExecutorCmdRun, ErrorsExitNonZeroWithThePlace) {
   Program broken = programs_.main;
   broken.global_block().append_op(Op("no_such_op"));

@@ -57,7 +57,10 @@ std::string with_rank(std::string path, int rank) {
   return path;
 }
 
-// The last step's fetched values as DIR/<var>.npy, all written or none.
+// The last step's fetched values as DIR/<var>.npy, all written or none. A
+// '/' in a var's name (Paddle's "save_infer_model/scale_0") makes a
+// subdirectory, as Paddle's own save_vars does; a name that would leave DIR
+// is refused.
 void save_fetched(const std::string& dir_arg, const Fetched& fetched) {
   std::filesystem::path path = std::filesystem::path(dir_arg).lexically_normal();
   if (path.filename().empty()) path = path.parent_path();  // "out/" -> "out"
@@ -66,9 +69,17 @@ void save_fetched(const std::string& dir_arg, const Fetched& fetched) {
   OutputSet out(parent.empty() ? "." : parent);
   out.make_directories(dir);
   for (const auto& [name, tensor] : fetched) {
-    if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+    std::filesystem::path file = dir;
+    for (const auto& part : std::filesystem::path(name)) {
+      const std::string text = part.string();
+      if (text.empty() || text == "/" || text == "." || text == "..")
+        throw Error("--save-fetched: var '" + name + "' cannot be a file name in " + dir);
+      file /= part;
+    }
+    if (file == path)
       throw Error("--save-fetched: var '" + name + "' cannot be a file name in " + dir);
-    out.stage(dir + "/" + name + ".npy", tensor_to_npy(tensor));
+    if (file.parent_path() != path) out.make_directories(file.parent_path().string());
+    out.stage(file.string() + ".npy", tensor_to_npy(tensor));
   }
   out.commit();
 }
