@@ -8,6 +8,10 @@
 #   grads    torch_grad_check.py: ResNet-50 (batch 8), then BERT (BERT_ARGS, default
 #            a 2-layer 256-hidden one)
 #   bertl    torch_grad_check.py on BERT-large (24 x 1024, 16 heads), 2 x 512 tokens
+#   ampr     ResNet-50 training step (SGD), batch 64, BF16 mixed precision: ctp
+#            (ctp minimize --amp bf16) against PyTorch eager and torch.compile
+#            (autocast bf16)
+#   ampb     the same for BERT-large, 8 x 512 tokens
 # WALL=1 adds a 1-step run before each profiled ctp run (wall time per step from the
 # difference).
 # Every ctp run is timed two ways: per op on the compute stream (--profile, first
@@ -97,5 +101,24 @@ if want grads; then
 fi
 if want bertl; then
   measure 240 python3 bench/gpu/torch_grad_check.py --model bert --work $W/gc_bertl --batch 2
+fi
+# A bf16 training step of a model: ctp (--amp bf16, SGD) and its PyTorch peers.
+#   amp_train NAME BATCH TORCH_MODEL MODEL_ARGS...
+amp_train() {
+  local name=$1 batch=$2 torch_model=$3; shift 3
+  loss=$($MODELS "$@" -o $W/$name | tee -a "$LOG" | sed -n 's/.*loss \([^ ]*\).*/\1/p')
+  $CTP minimize --startup $W/$name/startup.pb --main $W/$name/main.pb --loss "$loss" --amp bf16 \
+    --optimizer sgd --learning-rate 0.0001 -o $W/${name}_amp 2>&1 | tee -a "$LOG"
+  local run="$CTP run --device gpu --startup $W/${name}_amp/startup.pb --main $W/${name}_amp/main.pb --batch $batch"
+  [ -n "${WALL:-}" ] && measure 200 $run --steps 1
+  measure 240 $run --steps 11 --profile
+  measure 150 python3 bench/gpu/torch_step.py --model $torch_model --mode train --precision bf16 --batch $batch
+  measure 300 python3 bench/gpu/torch_step.py --model $torch_model --mode train --precision bf16 --batch $batch --compile
+}
+if want ampr; then
+  amp_train r50 64 resnet50 resnet --depth 50
+fi
+if want ampb; then
+  amp_train bertl 8 bert bert
 fi
 echo "done $(date -u +%T)" | tee -a "$LOG"

@@ -83,18 +83,34 @@ __global__ void layer_norm_dx_kernel(const T* x, const U* scale, const U* mean,
   }
 }
 
-// dScale and dBias: one thread per column, summing its rows in order.
+// dScale and dBias: a block per 32 columns, its kParamRowGroups rows of
+// threads each summing every kParamRowGroups-th row of a column (a warp reads
+// 32 adjacent columns of one row), then the groups' sums added in group
+// order: the same result every run. One thread per column summing every
+// row took 1.8 ms of BERT-large's 8 x 512 x 1024 (1024 threads on an H100).
+constexpr unsigned kParamRowGroups = 32;
+
 template <typename T, typename U>
 __global__ void layer_norm_dparams_kernel(const T* x, const U* mean, const U* variance,
                                           const T* dy, U* dscale, U* dbias, int64_t rows,
                                           int64_t cols, U epsilon) {
-  for (int64_t c = first_index(); c < cols; c += grid_stride()) {
-    U ds = 0, db = 0;
-    for (int64_t r = 0; r < rows; ++r) {
+  __shared__ U ds_part[kParamRowGroups][33], db_part[kParamRowGroups][33];
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * 32 + threadIdx.x;
+  U ds = 0, db = 0;
+  if (c < cols)
+    for (int64_t r = threadIdx.y; r < rows; r += kParamRowGroups) {
       const int64_t at = r * cols + c;
       const U g = U(widen(dy[at]));
       ds += g * (U(widen(x[at])) - mean[r]) * (U(1) / sqrt(variance[r] + epsilon));
       db += g;
+    }
+  ds_part[threadIdx.y][threadIdx.x] = ds;
+  db_part[threadIdx.y][threadIdx.x] = db;
+  __syncthreads();
+  if (threadIdx.y == 0 && c < cols) {
+    for (unsigned y = 1; y < kParamRowGroups; ++y) {
+      ds += ds_part[y][threadIdx.x];
+      db += db_part[y][threadIdx.x];
     }
     if (dscale) dscale[c] = ds;
     if (dbias) dbias[c] = db;
@@ -125,8 +141,9 @@ void layer_norm_grad(const T* x, const U* scale, const U* mean, const U* varianc
     layer_norm_dx_kernel<T, U><<<row_blocks(rows), kRowThreads, 0, s>>>(
         x, scale, mean, variance, dy, dx, rows, cols, eps);
   if (dscale || dbias)
-    layer_norm_dparams_kernel<T, U><<<grid_for(cols), kThreads, 0, s>>>(
-        x, mean, variance, dy, dscale, dbias, rows, cols, eps);
+    layer_norm_dparams_kernel<T, U>
+        <<<static_cast<unsigned>((cols + 31) / 32), dim3(32, kParamRowGroups), 0, s>>>(
+            x, mean, variance, dy, dscale, dbias, rows, cols, eps);
 }
 
 #define CTP_INSTANTIATE_LAYER_NORM(T, U)                                                     \

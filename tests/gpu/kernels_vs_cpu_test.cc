@@ -219,6 +219,14 @@ TEST(GpuKernels, SoftmaxAndGradOnAnyAxisAndIn16Bits) {
   Tensor x = random_fp32({3, 5, 2}, 30);
   for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] *= 30.f;  // large inputs
   expect_same(pb.build(), {{"x", x}, {"g", random_fp32({3, 5, 2}, 31)}}, {"y", "dx"}, 1e-5, 1e-6);
+  // The last axis: a warp per row, rows longer than a warp and not a multiple of it.
+  ProgramBuilder last;
+  last.op("softmax").in("X", "x").out("Out", "y");
+  last.op("softmax_grad").in("Out", "y").in("Out@GRAD", "g").out("X@GRAD", "dx");
+  Tensor rows = random_fp32({3, 37, 100}, 36);
+  for (int64_t i = 0; i < rows.numel(); ++i) rows.data<float>()[i] *= 10.f;
+  expect_same(last.build(), {{"x", rows}, {"g", random_fp32({3, 37, 100}, 37)}}, {"y", "dx"},
+              1e-5, 1e-6);
   for (DataType half : {DataType::FP16, DataType::BF16}) {
     SCOPED_TRACE(std::string(to_string(half)));
     ProgramBuilder hb;  // computed in float both ways, rounded once: one 16-bit ulp at most
