@@ -195,9 +195,10 @@ TEST(AmpRewrite, TinyResNetTrainsInBf16AlongFp32) {
   config.image_size = 32;
   config.classes = 10;
   config.init_seed = 5;
-  // Batch statistics over 16 small images amplify rounding: seen within 5%
-  // (2026-11-24; losses 3.88 -> 0.72 over 6 steps).
-  expect_bf16_follows_fp32(samples::build_resnet(config), 16, 0.005f, 0.08);
+  // The whole residual stream in BF16 (convolutions, batch_norm, relu, the
+  // adds); batch statistics over 16 small images amplify rounding: seen
+  // within 3.7% (2026-11-24; losses 3.88 -> 1.17 over 6 steps).
+  expect_bf16_follows_fp32(samples::build_resnet(config), 16, 0.002f, 0.08);
 }
 
 TEST(AmpRewrite, TinyBertTrainsInBf16AlongFp32) {

@@ -23,15 +23,13 @@ const std::set<std::string>& default_white() {
 
 // Paddle's black list (exp/log/square overflow or lose precision in 16
 // bits, reductions and losses accumulate), with its extra black list
-// (embedding lookups), and beside it batch_norm and layer_norm, which
-// torch.autocast also keeps in FP32 for layer_norm; ctp's batch_norm kernels
-// take FP32/FP64 X only.
+// (embedding lookups), and beside it layer_norm, which torch.autocast also
+// keeps in FP32.
 const std::set<std::string>& default_black() {
   static const std::set<std::string> ops = {
       "exp", "square", "log", "mean", "sum", "cos_sim", "softmax", "softmax_with_cross_entropy",
       "sigmoid_cross_entropy_with_logits", "c_softmax_with_cross_entropy", "cross_entropy",
-      "cross_entropy2", "reduce_sum", "lookup_table", "lookup_table_v2", "batch_norm",
-      "layer_norm"};
+      "cross_entropy2", "reduce_sum", "lookup_table", "lookup_table_v2", "layer_norm"};
   return ops;
 }
 
@@ -42,7 +40,8 @@ const std::set<std::string>& default_black() {
 const std::set<std::string>& default_gray() {
   static const std::set<std::string> ops = {
       "elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div",
-      "elementwise_max", "elementwise_min", "elementwise_pow", "tanh", "sigmoid", "gelu",
+      "elementwise_max", "elementwise_min", "elementwise_pow", "batch_norm", "tanh", "sigmoid",
+      "gelu",
       "relu", "relu6", "leaky_relu", "pool2d", "dropout", "scale", "clip", "flatten2",
       "flatten_contiguous_range", "squeeze2", "unsqueeze2", "reshape2", "transpose2", "stack",
       "slice", "concat", "split", "gather"};

@@ -4,9 +4,10 @@
 // a var's dtype differs from what its reader computes in.
 //   - white ops (conv2d, matmul_v2, mul, ...): numerically safe and worth
 //     it: always 16-bit;
-//   - black ops (softmax, the losses, mean, sum, batch_norm, layer_norm,
+//   - black ops (softmax, the losses, mean, sum, layer_norm,
 //     lookup_table_v2, ...): always FP32;
-//   - gray ops (elementwise, activations, pooling, reshapes, ...): 16-bit
+//   - gray ops (elementwise, activations, pooling, batch_norm, reshapes,
+//     ...): 16-bit
 //     when an input comes from a 16-bit op and none from a black op, so a
 //     run of them after a white op stays 16-bit instead of casting back and
 //     forth; FP32 otherwise;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cpu/float16_compute.h"
 #include "ops/schema/meta_batch_norm.h"
 
 namespace ctp::cpu {
@@ -132,7 +133,16 @@ void batch_norm_grad(KernelContext& ctx) {
 
 }  // namespace
 
-CTP_REGISTER_KERNEL(batch_norm, CPU, batch_norm);
-CTP_REGISTER_KERNEL(batch_norm_grad, CPU, batch_norm_grad);
+// FP16/BF16 X (and Y@GRAD) computed in float beside FP32 statistics, scale
+// and bias, which stay FP32 (ops/schema/meta_batch_norm.h).
+CTP_REGISTER_KERNEL(batch_norm, CPU,
+                    computed_in_float(batch_norm, {"Scale", "Bias", "Mean", "Variance"},
+                                      {"MeanOut", "VarianceOut", "SavedMean", "SavedVariance",
+                                       "ReserveSpace"}));
+CTP_REGISTER_KERNEL(batch_norm_grad, CPU,
+                    computed_in_float(batch_norm_grad,
+                                      {"Scale", "Bias", "Mean", "Variance", "SavedMean",
+                                       "SavedVariance", "ReserveSpace"},
+                                      {"Scale@GRAD", "Bias@GRAD"}));
 
 }  // namespace ctp::cpu

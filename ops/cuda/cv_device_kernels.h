@@ -4,6 +4,7 @@
 // on `s` and returns; the geometry comes from the ops' rules.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "ops/cuda/device_kernels.h"
 
@@ -33,10 +34,14 @@ struct PlaneCopy {
 template <typename T>
 void copy_planes(const T* src, T* dst, const PlaneCopy& c, Stream s);
 
-// batch_norm on X viewed as [outer, channels, inner] (T: float or double),
-// with the CPU kernel's formulas (ops/cpu/batch_norm_kernels.cc). Without
-// batch statistics, Mean and Variance normalize and are copied to the outs.
+// batch_norm on X viewed as [outer, channels, inner] (T: float, double, Half
+// or BFloat16; the statistics, scale and bias in BatchNormStat<T>: FP32 for
+// 16-bit X, whose elements are computed in float and rounded once), with the
+// CPU kernel's formulas (ops/cpu/batch_norm_kernels.cc). Without batch
+// statistics, Mean and Variance normalize and are copied to the outs.
 // mean_out may be running_mean and var_out running_var.
+template <typename T>
+using BatchNormStat = std::conditional_t<std::is_same_v<T, double>, double, float>;
 struct BatchNormGeometry {
   int64_t outer, channels, inner;
   double epsilon, momentum;
@@ -46,16 +51,16 @@ struct BatchNormGeometry {
 // GPU's worth for few channels); `partials` is the caller's scratch of
 // batch_norm_partials(g) elements for their partial sums.
 int64_t batch_norm_partials(const BatchNormGeometry& g);
-template <typename T>
-void batch_norm(const T* x, const T* scale, const T* bias, const T* running_mean,
-                const T* running_var, T* y, T* mean_out, T* var_out, T* saved_mean,
-                T* saved_inv_std, T* partials, const BatchNormGeometry& g, Stream s);
+template <typename T, typename U = BatchNormStat<T>>
+void batch_norm(const T* x, const U* scale, const U* bias, const U* running_mean,
+                const U* running_var, T* y, U* mean_out, U* var_out, U* saved_mean,
+                U* saved_inv_std, U* partials, const BatchNormGeometry& g, Stream s);
 // `mean` and `spread` are SavedMean and SavedVariance (1 / std) with batch
 // statistics, else Mean and Variance (spread then a variance). dx may be
 // null; dscale and dbias may not.
-template <typename T>
-void batch_norm_grad(const T* x, const T* scale, const T* mean, const T* spread, const T* dy,
-                     T* dx, T* dscale, T* dbias, T* partials, const BatchNormGeometry& g,
+template <typename T, typename U = BatchNormStat<T>>
+void batch_norm_grad(const T* x, const U* scale, const U* mean, const U* spread, const T* dy,
+                     T* dx, U* dscale, U* dbias, U* partials, const BatchNormGeometry& g,
                      Stream s);
 
 }  // namespace ctp::cuda::launch

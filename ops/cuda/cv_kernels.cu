@@ -1,7 +1,8 @@
 // pool2d, batch_norm and plane copies on the GPU (ops/cuda/cv_device_kernels.h),
 // with the CPU kernels' window arithmetic and formulas: pool2d sums and
 // gradients add in the CPU's order (so FP32 results agree bit for bit);
-// batch_norm's per-channel sums are split over blocks, then added in block order.
+// batch_norm's per-channel sums are split over blocks, then added in block order
+// (16-bit X: elements computed in float, statistics in FP32).
 #include <algorithm>
 #include <cfloat>
 
@@ -181,19 +182,19 @@ __device__ inline void for_each_in_part(const BatchNormGeometry& g, const Channe
 }
 
 // Partial sums of x (pass 0) or of (x - mean)^2 (pass 1) per block.
-template <typename T>
-__global__ void batch_norm_sum_kernel(const T* x, const T* mean, T* partials, int64_t splits,
+template <typename T, typename U>
+__global__ void batch_norm_sum_kernel(const T* x, const U* mean, U* partials, int64_t splits,
                                       BatchNormGeometry g) {
   const ChannelPart p = channel_part(g, splits);
-  const T m = mean ? mean[p.c] : T(0);
-  T sum = 0;
+  const U m = mean ? mean[p.c] : U(0);
+  U sum = 0;
   if (mean) {
     for_each_in_part(g, p, [&](int64_t at) {
-      const T d = x[at] - m;
+      const U d = U(widen(x[at])) - m;
       sum = add_rn(sum, mul_rn(d, d));
     });
   } else {
-    for_each_in_part(g, p, [&](int64_t at) { sum = add_rn(sum, x[at]); });
+    for_each_in_part(g, p, [&](int64_t at) { sum = add_rn(sum, U(widen(x[at]))); });
   }
   sum = block_sum(sum);
   if (threadIdx.x == 0) partials[blockIdx.x] = sum;
@@ -246,31 +247,32 @@ __device__ inline I channel_of(I at, const BatchNormGeometry& g) {
   return at / static_cast<I>(g.inner) % static_cast<I>(g.channels);
 }
 
-template <typename T, typename I>
-__global__ void batch_norm_apply_kernel(const T* x, const T* scale, const T* bias, const T* mean,
-                                        const T* inv_std, T* y, BatchNormGeometry g) {
+template <typename T, typename U, typename I>
+__global__ void batch_norm_apply_kernel(const T* x, const U* scale, const U* bias, const U* mean,
+                                        const U* inv_std, T* y, BatchNormGeometry g) {
   const I n = static_cast<I>(g.outer * g.channels * g.inner);
   for (I at = static_cast<I>(first_index()); at < n; at += static_cast<I>(grid_stride())) {
     const I c = channel_of(at, g);
-    y[at] = add_rn(mul_rn(mul_rn(x[at] - mean[c], inv_std[c]), scale[c]), bias[c]);
+    y[at] = narrow<T>(
+        add_rn(mul_rn(mul_rn(U(widen(x[at])) - mean[c], inv_std[c]), scale[c]), bias[c]));
   }
 }
 
 // Partial sums per block: sum(dY) to partials[0 ..), sum(dY * x_hat) to
 // partials[blocks ..).
-template <typename T>
-__global__ void batch_norm_grad_sum_kernel(const T* x, const T* mean, const T* spread,
-                                           const T* dy, T* partials, int64_t splits,
+template <typename T, typename U>
+__global__ void batch_norm_grad_sum_kernel(const T* x, const U* mean, const U* spread,
+                                           const T* dy, U* partials, int64_t splits,
                                            BatchNormGeometry g) {
   const ChannelPart p = channel_part(g, splits);
-  const T m = mean[p.c];
-  const T inv_std =
-      g.batch_stats ? spread[p.c] : T(1) / sqrt(spread[p.c] + static_cast<T>(g.epsilon));
-  T sum_dy = 0, sum_dy_xhat = 0;
+  const U m = mean[p.c];
+  const U inv_std =
+      g.batch_stats ? spread[p.c] : U(1) / sqrt(spread[p.c] + static_cast<U>(g.epsilon));
+  U sum_dy = 0, sum_dy_xhat = 0;
   for_each_in_part(g, p, [&](int64_t at) {
-    const T d = dy[at];
+    const U d = U(widen(dy[at]));
     sum_dy = add_rn(sum_dy, d);
-    sum_dy_xhat = add_rn(sum_dy_xhat, mul_rn(mul_rn(d, x[at] - m), inv_std));
+    sum_dy_xhat = add_rn(sum_dy_xhat, mul_rn(mul_rn(d, U(widen(x[at])) - m), inv_std));
   });
   sum_dy = block_sum(sum_dy);
   sum_dy_xhat = block_sum(sum_dy_xhat);
@@ -289,23 +291,24 @@ __global__ void batch_norm_grad_total_kernel(const T* partials, T* dscale, T* db
   dscale[c] = channel_total(partials + g.channels * splits, c, splits);
 }
 
-template <typename T, typename I>
-__global__ void batch_norm_grad_x_kernel(const T* x, const T* scale, const T* mean,
-                                         const T* spread, const T* dy, const T* dscale,
-                                         const T* dbias, T* dx, BatchNormGeometry g) {
+template <typename T, typename U, typename I>
+__global__ void batch_norm_grad_x_kernel(const T* x, const U* scale, const U* mean,
+                                         const U* spread, const T* dy, const U* dscale,
+                                         const U* dbias, T* dx, BatchNormGeometry g) {
   const I n = static_cast<I>(g.outer * g.channels * g.inner);
-  const T count = static_cast<T>(g.outer * g.inner);
+  const U count = static_cast<U>(g.outer * g.inner);
   for (I at = static_cast<I>(first_index()); at < n; at += static_cast<I>(grid_stride())) {
     const I c = channel_of(at, g);
-    const T inv_std =
-        g.batch_stats ? spread[c] : T(1) / sqrt(spread[c] + static_cast<T>(g.epsilon));
-    const T k = mul_rn(scale[c], inv_std);
+    const U inv_std =
+        g.batch_stats ? spread[c] : U(1) / sqrt(spread[c] + static_cast<U>(g.epsilon));
+    const U k = mul_rn(scale[c], inv_std);
+    const U d = U(widen(dy[at]));
     if (!g.batch_stats) {
-      dx[at] = mul_rn(k, dy[at]);
+      dx[at] = narrow<T>(mul_rn(k, d));
       continue;
     }
-    const T x_hat = mul_rn(x[at] - mean[c], inv_std);
-    dx[at] = mul_rn(k, dy[at] - dbias[c] / count - mul_rn(x_hat, dscale[c]) / count);
+    const U x_hat = mul_rn(U(widen(x[at])) - mean[c], inv_std);
+    dx[at] = narrow<T>(mul_rn(k, d - dbias[c] / count - mul_rn(x_hat, dscale[c]) / count));
   }
 }
 
@@ -338,49 +341,49 @@ int64_t batch_norm_partials(const BatchNormGeometry& g) {
   return 2 * g.channels * splits_of(g);
 }
 
-template <typename T>
-void batch_norm(const T* x, const T* scale, const T* bias, const T* running_mean,
-                const T* running_var, T* y, T* mean_out, T* var_out, T* saved_mean,
-                T* saved_inv_std, T* partials, const BatchNormGeometry& g, Stream s) {
+template <typename T, typename U>
+void batch_norm(const T* x, const U* scale, const U* bias, const U* running_mean,
+                const U* running_var, T* y, U* mean_out, U* var_out, U* saved_mean,
+                U* saved_inv_std, U* partials, const BatchNormGeometry& g, Stream s) {
   if (g.channels <= 0) return;
   const int64_t splits = splits_of(g);
   const auto blocks = static_cast<unsigned>(g.channels * splits);
   if (g.batch_stats) {
-    batch_norm_sum_kernel<T><<<blocks, kThreads, 0, s>>>(x, nullptr, partials, splits, g);
-    batch_norm_mean_kernel<T><<<grid_for(g.channels), kThreads, 0, s>>>(partials, saved_mean,
+    batch_norm_sum_kernel<T, U><<<blocks, kThreads, 0, s>>>(x, nullptr, partials, splits, g);
+    batch_norm_mean_kernel<U><<<grid_for(g.channels), kThreads, 0, s>>>(partials, saved_mean,
                                                                         splits, g);
-    batch_norm_sum_kernel<T><<<blocks, kThreads, 0, s>>>(x, saved_mean, partials, splits, g);
+    batch_norm_sum_kernel<T, U><<<blocks, kThreads, 0, s>>>(x, saved_mean, partials, splits, g);
   }
-  batch_norm_stats_kernel<T><<<grid_for(g.channels), kThreads, 0, s>>>(
+  batch_norm_stats_kernel<U><<<grid_for(g.channels), kThreads, 0, s>>>(
       partials, running_mean, running_var, mean_out, var_out, saved_mean, saved_inv_std, splits,
       g);
   const int64_t n = g.outer * g.channels * g.inner;
   if (n <= 0) return;
   if (fits_32_bits(g))
-    batch_norm_apply_kernel<T, uint32_t><<<grid_for(n), kThreads, 0, s>>>(
+    batch_norm_apply_kernel<T, U, uint32_t><<<grid_for(n), kThreads, 0, s>>>(
         x, scale, bias, saved_mean, saved_inv_std, y, g);
   else
-    batch_norm_apply_kernel<T, int64_t><<<grid_for(n), kThreads, 0, s>>>(
+    batch_norm_apply_kernel<T, U, int64_t><<<grid_for(n), kThreads, 0, s>>>(
         x, scale, bias, saved_mean, saved_inv_std, y, g);
 }
 
-template <typename T>
-void batch_norm_grad(const T* x, const T* scale, const T* mean, const T* spread, const T* dy,
-                     T* dx, T* dscale, T* dbias, T* partials, const BatchNormGeometry& g,
+template <typename T, typename U>
+void batch_norm_grad(const T* x, const U* scale, const U* mean, const U* spread, const T* dy,
+                     T* dx, U* dscale, U* dbias, U* partials, const BatchNormGeometry& g,
                      Stream s) {
   if (g.channels <= 0) return;
   const int64_t splits = splits_of(g);
-  batch_norm_grad_sum_kernel<T><<<static_cast<unsigned>(g.channels * splits), kThreads, 0, s>>>(
+  batch_norm_grad_sum_kernel<T, U><<<static_cast<unsigned>(g.channels * splits), kThreads, 0, s>>>(
       x, mean, spread, dy, partials, splits, g);
-  batch_norm_grad_total_kernel<T><<<grid_for(g.channels), kThreads, 0, s>>>(partials, dscale,
+  batch_norm_grad_total_kernel<U><<<grid_for(g.channels), kThreads, 0, s>>>(partials, dscale,
                                                                             dbias, splits, g);
   const int64_t n = g.outer * g.channels * g.inner;
   if (!dx || n <= 0) return;
   if (fits_32_bits(g))
-    batch_norm_grad_x_kernel<T, uint32_t><<<grid_for(n), kThreads, 0, s>>>(
+    batch_norm_grad_x_kernel<T, U, uint32_t><<<grid_for(n), kThreads, 0, s>>>(
         x, scale, mean, spread, dy, dscale, dbias, dx, g);
   else
-    batch_norm_grad_x_kernel<T, int64_t><<<grid_for(n), kThreads, 0, s>>>(
+    batch_norm_grad_x_kernel<T, U, int64_t><<<grid_for(n), kThreads, 0, s>>>(
         x, scale, mean, spread, dy, dscale, dbias, dx, g);
 }
 
@@ -389,17 +392,19 @@ void batch_norm_grad(const T* x, const T* scale, const T* mean, const T* spread,
   template void pool2d_grad<T>(const T*, const T*, const T*, T*, const PoolGeometry&, \
                                Stream);                                                \
   template void copy_planes<T>(const T*, T*, const PlaneCopy&, Stream);
-#define CTP_INSTANTIATE_BATCH_NORM(T)                                                       \
-  template void batch_norm<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, T*, \
-                              T*, T*, T*, const BatchNormGeometry&, Stream);                \
-  template void batch_norm_grad<T>(const T*, const T*, const T*, const T*, const T*, T*, T*, \
-                                   T*, T*, const BatchNormGeometry&, Stream);
+#define CTP_INSTANTIATE_BATCH_NORM(T, U)                                                      \
+  template void batch_norm<T, U>(const T*, const U*, const U*, const U*, const U*, T*, U*, U*, \
+                                 U*, U*, U*, const BatchNormGeometry&, Stream);                \
+  template void batch_norm_grad<T, U>(const T*, const U*, const U*, const U*, const T*, T*,    \
+                                      U*, U*, U*, const BatchNormGeometry&, Stream);
 
 CTP_INSTANTIATE_POOL(float)
 CTP_INSTANTIATE_POOL(double)
 CTP_INSTANTIATE_POOL(Half)
 CTP_INSTANTIATE_POOL(BFloat16)
-CTP_INSTANTIATE_BATCH_NORM(float)
-CTP_INSTANTIATE_BATCH_NORM(double)
+CTP_INSTANTIATE_BATCH_NORM(float, float)
+CTP_INSTANTIATE_BATCH_NORM(double, double)
+CTP_INSTANTIATE_BATCH_NORM(Half, float)
+CTP_INSTANTIATE_BATCH_NORM(BFloat16, float)
 
 }  // namespace ctp::cuda::launch

@@ -1,5 +1,5 @@
-// CUDA kernels of pool2d (FP32, FP64, FP16, BF16) and batch_norm (FP32,
-// FP64) and their grads, under the rules of ops/schema/meta_conv.h and
+// CUDA kernels of pool2d and batch_norm (FP32, FP64, FP16, BF16; batch_norm's
+// statistics, scale and bias FP32 beside 16-bit X) and their grads, under the rules of ops/schema/meta_conv.h and
 // meta_batch_norm.h, launching ops/cuda/cv_kernels.cu. pool2d has its own
 // kernels rather than cuDNN's: cuDNN pools with one padding per dim and has
 // no adaptive windows or ceil_mode, which Paddle's pool2d has.
@@ -82,16 +82,17 @@ void batch_norm(KernelContext& ctx) {
   const Tensor var = device_input(ctx, "Variance");
   const meta::BatchNormMeta m = meta::batch_norm(ctx, meta_of(x), meta_of(scale), meta_of(bias),
                                                  meta_of(mean), meta_of(var));
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
+    using U = launch::BatchNormStat<T>;
     Tensor& y = device_output(ctx, "Y", 0, x.dtype(), x.shape());
-    T* scratch = scratch_vectors<T>(ctx, m, 4);
-    T* mean_out = stats_output<T>(ctx, "MeanOut", m, scratch);
-    T* var_out = stats_output<T>(ctx, "VarianceOut", m, scratch + m.channels);
-    T* saved_mean = stats_output<T>(ctx, "SavedMean", m, scratch + 2 * m.channels);
-    T* saved_var = stats_output<T>(ctx, "SavedVariance", m, scratch + 3 * m.channels);
-    if (ctx.has_output("ReserveSpace")) device_output(ctx, "ReserveSpace", 0, x.dtype(), {0});
-    launch::batch_norm<T>(x.data<T>(), scale.data<T>(), bias.data<T>(), mean.data<T>(),
-                          var.data<T>(), y.data<T>(), mean_out, var_out, saved_mean, saved_var,
+    U* scratch = scratch_vectors<U>(ctx, m, 4);
+    U* mean_out = stats_output<U>(ctx, "MeanOut", m, scratch);
+    U* var_out = stats_output<U>(ctx, "VarianceOut", m, scratch + m.channels);
+    U* saved_mean = stats_output<U>(ctx, "SavedMean", m, scratch + 2 * m.channels);
+    U* saved_var = stats_output<U>(ctx, "SavedVariance", m, scratch + 3 * m.channels);
+    if (ctx.has_output("ReserveSpace")) device_output(ctx, "ReserveSpace", 0, m.stats_dtype, {0});
+    launch::batch_norm<T>(x.data<T>(), scale.data<U>(), bias.data<U>(), mean.data<U>(),
+                          var.data<U>(), y.data<T>(), mean_out, var_out, saved_mean, saved_var,
                           scratch + 4 * m.channels, geometry_of(m),
                           device_context(ctx).compute_stream());
   });
@@ -106,14 +107,15 @@ void batch_norm_grad(KernelContext& ctx) {
       meta_of(ctx.input("SavedVariance")), meta_of(dy));
   const Tensor mean = device_input(ctx, m.batch_stats ? "SavedMean" : "Mean");
   const Tensor spread = device_input(ctx, m.batch_stats ? "SavedVariance" : "Variance");
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
-    T* scratch = scratch_vectors<T>(ctx, m, 2);
-    T* dscale = stats_output<T>(ctx, "Scale@GRAD", m, scratch);
-    T* dbias = stats_output<T>(ctx, "Bias@GRAD", m, scratch + m.channels);
+  dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
+    using U = launch::BatchNormStat<T>;
+    U* scratch = scratch_vectors<U>(ctx, m, 2);
+    U* dscale = stats_output<U>(ctx, "Scale@GRAD", m, scratch);
+    U* dbias = stats_output<U>(ctx, "Bias@GRAD", m, scratch + m.channels);
     T* dx = ctx.has_output("X@GRAD")
                 ? device_output(ctx, "X@GRAD", 0, x.dtype(), x.shape()).data<T>()
                 : nullptr;
-    launch::batch_norm_grad<T>(x.data<T>(), scale.data<T>(), mean.data<T>(), spread.data<T>(),
+    launch::batch_norm_grad<T>(x.data<T>(), scale.data<U>(), mean.data<U>(), spread.data<U>(),
                                dy.data<T>(), dx, dscale, dbias, scratch + 2 * m.channels,
                                geometry_of(m), device_context(ctx).compute_stream());
   });

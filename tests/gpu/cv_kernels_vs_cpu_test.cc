@@ -178,12 +178,24 @@ TEST(GpuCvKernels, BatchNormTrainingAndTestAndGrads) {
       }
       Tensor var = random_fp32({channels}, 123);
       for (int64_t i = 0; i < channels; ++i) var.data<float>()[i] += 1.5f;
-      expect_same(pb.build(),
+      const Program program = pb.build();  // build() moves the program out: once
+      expect_same(program,
                   {{"x", random_fp32(x_shape, 120)}, {"scale", random_fp32({channels}, 121)},
                    {"bias", random_fp32({channels}, 122)}, {"mean", random_fp32({channels}, 124)},
                    {"var", var}, {"g", random_fp32(x_shape, 125)}},
                   {"y", "mean", "var", "saved_mean", "saved_var", "dx", "dscale", "dbias"}, 1e-4,
                   1e-5);
+      // 16-bit X and Y@GRAD beside FP32 statistics, scale and bias (mixed
+      // precision's batch_norm): computed in float on both devices.
+      for (DataType half : {DataType::FP16, DataType::BF16}) {
+        SCOPED_TRACE(std::string(to_string(half)));
+        expect_same(program,
+                    {{"x", random_half(half, x_shape, 126)}, {"scale", random_fp32({channels}, 121)},
+                     {"bias", random_fp32({channels}, 122)}, {"mean", random_fp32({channels}, 124)},
+                     {"var", var}, {"g", random_half(half, x_shape, 127)}},
+                    {"y", "mean", "var", "saved_mean", "saved_var", "dx", "dscale", "dbias"}, 1e-2,
+                    1e-2);
+      }
     }
 }
 
