@@ -13,7 +13,7 @@
 #            (autocast bf16)
 #   ampb     the same for BERT-large, 8 x 512 tokens
 # WALL=1 adds a 1-step run before each profiled ctp run (wall time per step from the
-# difference).
+# difference); NO_COMPILE=1 leaves out the torch.compile peers of ampr/ampb.
 # Every ctp run is timed two ways: per op on the compute stream (--profile, first
 # step not counted) and in wall time; peak memory of every process is sampled
 # with nvidia-smi (the whole process: CUDA context and caches too), PyTorch's own
@@ -113,7 +113,8 @@ amp_train() {
   [ -n "${WALL:-}" ] && measure 200 $run --steps 1
   measure 240 $run --steps 11 --profile
   measure 150 python3 bench/gpu/torch_step.py --model $torch_model --mode train --precision bf16 --batch $batch
-  measure 300 python3 bench/gpu/torch_step.py --model $torch_model --mode train --precision bf16 --batch $batch --compile
+  [ -z "${NO_COMPILE:-}" ] &&
+    measure 300 python3 bench/gpu/torch_step.py --model $torch_model --mode train --precision bf16 --batch $batch --compile
 }
 if want ampr; then
   amp_train r50 64 resnet50 resnet --depth 50

@@ -118,9 +118,11 @@ TEST(GpuKernels, ReduceSumAndGrad) {
 }
 
 // Batches that step evenly (both batched; Y broadcast as a whole; 1-D X)
-// run as one strided batched GEMM, interleaved broadcasts ([2, 1] with [3])
-// and grads adding batches into one matrix as a GEMM each: all must agree
-// with the CPU within FP32 rounding, FP16 within 16-bit rounding.
+// run as one strided batched GEMM, X's batches against one Y matrix as one
+// GEMM of all their rows ([7, 5, 6] x [6, 2], [4, 3, 5, 6] x [2, 6]^T),
+// interleaved broadcasts ([2, 1] with [3]) and grads adding batches into one
+// matrix as a GEMM each: all must agree with the CPU within FP32 rounding,
+// FP16 within 16-bit rounding.
 TEST(GpuKernels, MatmulV2BatchedStridedAndBroadcast) {
   CTP_REQUIRE_GPUS(1);
   struct Case {
@@ -130,6 +132,8 @@ TEST(GpuKernels, MatmulV2BatchedStridedAndBroadcast) {
   const std::vector<Case> cases = {{{4, 3, 5, 6}, {4, 3, 6, 2}, false, false},
                                    {{4, 3, 6, 5}, {2, 6}, true, true},
                                    {{7, 5, 6}, {6, 2}, false, false},
+                                   {{4, 3, 5, 6}, {2, 6}, false, true},
+                                   {{1, 5, 6}, {6, 2}, false, false},
                                    {{6}, {3, 6, 2}, true, false},
                                    {{2, 1, 5, 6}, {3, 6, 2}, false, false},
                                    {{5, 6}, {3, 2, 6}, false, true}};
