@@ -1,5 +1,7 @@
-// Initializers and copies: fill_constant, uniform_random, gaussian_random, assign.
+// Initializers and copies: fill_constant, uniform_random, gaussian_random, assign,
+// fill_zeros_like.
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 
@@ -132,11 +134,20 @@ void gaussian_random(KernelContext& ctx) {
 
 void assign(KernelContext& ctx) { copy_tensor(ctx.input("X"), ctx.output("Out")); }
 
+// Zeros of X's shape and dtype (any dtype: every one stores zero as zero bytes).
+void fill_zeros_like(KernelContext& ctx) {
+  const Tensor& x = ctx.input("X");
+  Tensor& out = ctx.output("Out");
+  out.resize(x.dtype(), x.shape());
+  std::memset(out.raw_data(), 0, out.bytes());
+}
+
 }  // namespace
 
 CTP_REGISTER_KERNEL(fill_constant, CPU, fill_constant);
 CTP_REGISTER_KERNEL(uniform_random, CPU, uniform_random);
 CTP_REGISTER_KERNEL(gaussian_random, CPU, gaussian_random);
 CTP_REGISTER_KERNEL(assign, CPU, assign);
+CTP_REGISTER_KERNEL(fill_zeros_like, CPU, fill_zeros_like);
 
 }  // namespace ctp::cpu

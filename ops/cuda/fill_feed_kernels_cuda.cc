@@ -1,5 +1,5 @@
 // CUDA kernels of the initializers and copies: fill_constant, uniform_random,
-// gaussian_random, assign, cast, and feed/fetch.
+// gaussian_random, assign, fill_zeros_like, cast, and feed/fetch.
 //
 // The random initializers produce their numbers with the CPU kernel (same
 // engine, same seed derivation) and upload them: they run once, in the
@@ -74,6 +74,14 @@ void fill_constant(KernelContext& ctx) {
     case DataType::FP16: case DataType::BF16: fill_16bit(out, value, s); break;
     default: launch::fill<int64_t>(out.data<int64_t>(), out.numel(), value, s); break;
   }
+}
+
+// Zeros of X's shape and dtype; X itself is not read (nor moved to the GPU).
+void fill_zeros_like(KernelContext& ctx) {
+  const Tensor& x = ctx.input("X");
+  Tensor& out = device_output(ctx, "Out", 0, x.dtype(), x.shape());
+  CTP_CUDA_CHECK(
+      cudaMemsetAsync(out.raw_data(), 0, out.bytes(), device_context(ctx).compute_stream()));
 }
 
 void assign(KernelContext& ctx) {
@@ -153,6 +161,7 @@ CTP_REGISTER_KERNEL(fill_constant, CUDA, fill_constant);
 CTP_REGISTER_KERNEL(uniform_random, CUDA, run_on_host_and_upload);
 CTP_REGISTER_KERNEL(gaussian_random, CUDA, run_on_host_and_upload);
 CTP_REGISTER_KERNEL(assign, CUDA, assign);
+CTP_REGISTER_KERNEL(fill_zeros_like, CUDA, fill_zeros_like);
 // A run of independent casts (mixed precision's per-parameter casts): one
 // launch per pair of dtypes.
 CTP_REGISTER_KERNEL(cast, CUDA, (run_one<prepare_cast, launch_casts>));

@@ -1,5 +1,5 @@
 // Ops that create, move and reshape tensors: initializers, feed/fetch,
-// assign, cast, split, concat and coalesce_tensor.
+// assign, cast, split, concat, fill_zeros_like and coalesce_tensor.
 #include <cstdint>
 
 #include "ops/schema/defs_common.h"
@@ -108,6 +108,17 @@ std::vector<Op> make_cast_grad(const GradMakerContext& ctx) {
   return {grad};
 }
 
+// split's gradient is the concat of its pieces' gradients along its axis
+// (Paddle's SplitGradMaker); a piece that does not reach the loss reads
+// zeros (the backward pass's fill_zeros_like).
+std::vector<Op> make_split_grad(const GradMakerContext& ctx) {
+  std::vector<Slot> inputs = {{"X", ctx.output_grad("Out")}};
+  if (ctx.has_input("AxisTensor")) inputs.push_back({"AxisTensor", ctx.input("AxisTensor")});
+  Op grad("concat", std::move(inputs), {{"Out", ctx.input_grad("X")}}, {});
+  if (const Attribute* axis = ctx.attr("axis")) grad.set_attr("axis", *axis);
+  return {grad};
+}
+
 }  // namespace
 
 void add_tensor_op_defs(OpRegistry& r) {
@@ -159,7 +170,7 @@ void add_tensor_op_defs(OpRegistry& r) {
            {many("Out")},
            {attr("axis", Attribute(int32_t{0})), attr("num", Attribute(int32_t{0})),
             attr("sections", ints({}))}},
-          infer_split);
+          infer_split, GradMaker::ops(make_split_grad));
   add_def(r,
           {"concat",
            {many("X"), optional_one("AxisTensor")},
@@ -168,6 +179,10 @@ void add_tensor_op_defs(OpRegistry& r) {
             attr("use_quantizer", Attribute(false)),
             attr("mkldnn_data_type", Attribute("float32"))}},
           infer_concat);
+  // Zeros of X's shape and dtype: the gradient of a var that does not reach
+  // the loss where a grad op reads it (append_backward writes it).
+  add_def(r, {"fill_zeros_like", {one("X")}, {one("Out")}, {}},
+          [](InferContext& ctx) { ctx.pass_through("X", "Out"); }, GradMaker::none());
   add_def(r,
           {"coalesce_tensor",
            {many("Input")},
