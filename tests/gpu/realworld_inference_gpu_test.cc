@@ -40,8 +40,10 @@ double value_at(const Tensor& t, int64_t i) {
 std::pair<double, std::string> worst_difference(const fs::path& cpu, const fs::path& gpu) {
   std::pair<double, std::string> worst{0.0, ""};
   std::size_t compared = 0;
-  for (const auto& entry : fs::directory_iterator(cpu)) {
-    const std::string file = entry.path().filename().string();
+  // Fetched vars named with a '/' are saved in subdirectories.
+  for (const auto& entry : fs::recursive_directory_iterator(cpu)) {
+    if (!entry.is_regular_file()) continue;
+    const std::string file = entry.path().lexically_relative(cpu).string();
     const Tensor expected = read_npy_file(entry.path().string());
     if (!fs::exists(gpu / file)) {
       ADD_FAILURE() << "the GPU run saved no " << file;
