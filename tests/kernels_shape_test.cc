@@ -1,5 +1,5 @@
 // The CPU kernels of the shape ops (reshape2, flatten_contiguous_range,
-// squeeze2, unsqueeze2, transpose2, slice, stack) against values worked out
+// flatten2, squeeze2, unsqueeze2, transpose2, slice, stack) against values worked out
 // by hand, their XShape outputs, and their gradients against finite
 // differences. Their shape errors are cases of op_rule_cases.h.
 #include <gmock/gmock.h>
@@ -66,6 +66,14 @@ TEST(KernelsShape, FlattenSqueezeUnsqueezeShapes) {
                              {"stop_axis", Attribute(int32_t{-1})}}).shape(),
             (Shape{1, 6}));
   EXPECT_EQ(run_with_xshape(s, "flatten_contiguous_range", x, {}).shape(), (Shape{1, 2, 3, 1}));
+  // flatten2: [dims before axis, the rest]; axis 0 gives [1, all].
+  EXPECT_EQ(run_with_xshape(s, "flatten2", x, {}).shape(), (Shape{1, 6}));
+  EXPECT_EQ(run_with_xshape(s, "flatten2", x, {{"axis", Attribute(int32_t{3})}}).shape(),
+            (Shape{6, 1}));
+  const Tensor f = run_with_xshape(s, "flatten2", x, {{"axis", Attribute(int32_t{0})}});
+  EXPECT_EQ(f.shape(), (Shape{1, 6}));
+  EXPECT_EQ(values<double>(f), kSix);
+  EXPECT_THROW(run_with_xshape(s, "flatten2", x, {{"axis", Attribute(int32_t{5})}}), Error);
   EXPECT_EQ(run_with_xshape(s, "squeeze2", x, {}).shape(), (Shape{2, 3}));
   // Only the listed dims that are 1 go; dim 1 (size 2) stays, as in Paddle 2.
   EXPECT_EQ(run_with_xshape(s, "squeeze2", x, {{"axes", int_list({-1, 1})}}).shape(),
@@ -151,6 +159,8 @@ TEST(KernelsShapeGrad, AgainstFiniteDifferences) {
                   .outputs = xshape_out,
                   .attrs = {{"start_axis", Attribute(int32_t{0})},
                             {"stop_axis", Attribute(int32_t{1})}}});
+  check_gradient({.type = "flatten2", .inputs = {{"X", x}}, .outputs = xshape_out,
+                  .attrs = {{"axis", Attribute(int32_t{2})}}});
   check_gradient({.type = "squeeze2", .inputs = {{"X", random_tensor({3, 1, 2}, 62)}},
                   .outputs = xshape_out});
   check_gradient({.type = "unsqueeze2", .inputs = {{"X", x}}, .outputs = xshape_out,

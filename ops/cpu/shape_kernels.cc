@@ -1,4 +1,4 @@
-// reshape2, flatten_contiguous_range, squeeze2, unsqueeze2, transpose2, slice
+// reshape2, flatten_contiguous_range, flatten2, squeeze2, unsqueeze2, transpose2, slice
 // and stack with their gradients, for every dtype (they move elements,
 // whatever they hold).
 //
@@ -111,10 +111,12 @@ void stack_grad(KernelContext& ctx) {
 
 CTP_REGISTER_KERNEL(reshape2, CPU, reinterpret<meta::reshape2>);
 CTP_REGISTER_KERNEL(flatten_contiguous_range, CPU, reinterpret<meta::flatten_contiguous_range>);
+CTP_REGISTER_KERNEL(flatten2, CPU, reinterpret<meta::flatten2>);
 CTP_REGISTER_KERNEL(squeeze2, CPU, reinterpret<meta::squeeze2>);
 CTP_REGISTER_KERNEL(unsqueeze2, CPU, reinterpret<meta::unsqueeze2>);
 CTP_REGISTER_KERNEL(reshape2_grad, CPU, reinterpret_grad);
 CTP_REGISTER_KERNEL(flatten_contiguous_range_grad, CPU, reinterpret_grad);
+CTP_REGISTER_KERNEL(flatten2_grad, CPU, reinterpret_grad);
 CTP_REGISTER_KERNEL(squeeze2_grad, CPU, reinterpret_grad);
 CTP_REGISTER_KERNEL(unsqueeze2_grad, CPU, reinterpret_grad);
 CTP_REGISTER_KERNEL(transpose2, CPU, transpose2);

@@ -1,4 +1,4 @@
-// CUDA kernels of reshape2, flatten_contiguous_range, squeeze2, unsqueeze2,
+// CUDA kernels of reshape2, flatten_contiguous_range, flatten2, squeeze2, unsqueeze2,
 // transpose2, slice and stack (and their gradients) under the rules of
 // ops/schema/meta_shape.h, for every dtype. As on the CPU
 // (ops/cpu/shape_kernels.cc, which says why), the ops that only reinterpret
@@ -134,10 +134,12 @@ void stack_grad(KernelContext& ctx) {
 
 CTP_REGISTER_KERNEL(reshape2, CUDA, reinterpret<meta::reshape2>);
 CTP_REGISTER_KERNEL(flatten_contiguous_range, CUDA, reinterpret<meta::flatten_contiguous_range>);
+CTP_REGISTER_KERNEL(flatten2, CUDA, reinterpret<meta::flatten2>);
 CTP_REGISTER_KERNEL(squeeze2, CUDA, reinterpret<meta::squeeze2>);
 CTP_REGISTER_KERNEL(unsqueeze2, CUDA, reinterpret<meta::unsqueeze2>);
 CTP_REGISTER_KERNEL(reshape2_grad, CUDA, reinterpret_grad);
 CTP_REGISTER_KERNEL(flatten_contiguous_range_grad, CUDA, reinterpret_grad);
+CTP_REGISTER_KERNEL(flatten2_grad, CUDA, reinterpret_grad);
 CTP_REGISTER_KERNEL(squeeze2_grad, CUDA, reinterpret_grad);
 CTP_REGISTER_KERNEL(unsqueeze2_grad, CUDA, reinterpret_grad);
 CTP_REGISTER_KERNEL(transpose2, CUDA, transpose2);

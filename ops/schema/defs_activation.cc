@@ -1,4 +1,5 @@
-// The activation ops (tanh, sigmoid, sqrt, square, gelu), clip and dropout,
+// The activation ops (tanh, sigmoid, sqrt, square, gelu; relu6, hard_sigmoid,
+// hard_swish and swish with their attributes), clip and dropout,
 // with the grad ops Paddle's backward writes for them: slots and attributes
 // as Paddle's op makers declare them, inference from meta_activation.h.
 #include "ops/schema/defs_common.h"
@@ -34,6 +35,14 @@ std::vector<AttrDef> dropout_attrs() {
   return {attr("dropout_prob", Attribute(0.5f)), is_test_attr(), attr("fix_seed", Attribute(false)),
           attr("seed", Attribute(int32_t{0})),
           attr("dropout_implementation", Attribute(std::string("downgrade_in_infer")))};
+}
+
+// The activations with attributes (ops/common/attr_activation_math.h), with
+// Paddle's defaults.
+std::vector<AttrDef> with_floats(std::vector<std::pair<const char*, float>> own) {
+  std::vector<AttrDef> attrs = activation_attrs();
+  for (const auto& [name, value] : own) attrs.push_back(attr(name, Attribute(value)));
+  return attrs;
 }
 
 void infer_activation(InferContext& ctx) {
@@ -108,6 +117,13 @@ void add_activation_op_defs(OpRegistry& r) {
     add_activation<kOut>(r, type, activation_attrs());
   add_activation<kX>(r, "square", activation_attrs());
   add_activation<kX>(r, "gelu", gelu_attrs());
+  // relu6 and hard_sigmoid differentiate through Out, hard_swish and swish
+  // through X (attr_activation_math.h: grad_reads_out).
+  add_activation<kOut>(r, "relu6", with_floats({{"threshold", 6.0f}}));
+  add_activation<kOut>(r, "hard_sigmoid", with_floats({{"slope", 0.2f}, {"offset", 0.5f}}));
+  add_activation<kX>(r, "hard_swish",
+                     with_floats({{"threshold", 6.0f}, {"scale", 6.0f}, {"offset", 3.0f}}));
+  add_activation<kX>(r, "swish", with_floats({{"beta", 1.0f}}));
   add_def(
       r, {"clip", {one("X"), optional_one("Min"), optional_one("Max")}, {one("Out")}, clip_attrs()},
       infer_clip, grad_op("clip_grad", {"X", "Min", "Max", "Out@GRAD"}, {"X@GRAD"}));

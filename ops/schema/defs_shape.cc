@@ -80,6 +80,7 @@ std::vector<AttrDef> flatten_attrs() {
   return onednn_attrs(
       {attr("start_axis", Attribute(int32_t{1})), attr("stop_axis", Attribute(int32_t{1}))});
 }
+std::vector<AttrDef> flatten2_attrs() { return onednn_attrs({attr("axis", Attribute(int32_t{1}))}); }
 std::vector<AttrDef> axes_attrs() { return onednn_attrs({int_list("axes")}); }
 std::vector<AttrDef> transpose2_attrs() {
   return onednn_attrs({required("axis", AttrType::INTS, {AttrType::LONGS}),
@@ -122,6 +123,8 @@ void add_shape_op_defs(OpRegistry& r) {
                   infer_reinterpret<meta::reshape2>, infer_reinterpret_grad);
   add_xshape_pair(r, "flatten_contiguous_range", flatten_attrs(), {},
                   infer_reinterpret<meta::flatten_contiguous_range>, infer_reinterpret_grad);
+  add_xshape_pair(r, "flatten2", flatten2_attrs(), {}, infer_reinterpret<meta::flatten2>,
+                  infer_reinterpret_grad);
   add_xshape_pair(r, "squeeze2", axes_attrs(), {}, infer_reinterpret<meta::squeeze2>,
                   infer_reinterpret_grad);
   add_xshape_pair(r, "unsqueeze2", axes_attrs(),

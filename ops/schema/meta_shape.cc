@@ -98,6 +98,17 @@ ReinterpretMeta flatten_contiguous_range(const OpContext& ctx, TensorMeta x) {
   return {out, xshape_of(x.shape)};
 }
 
+ReinterpretMeta flatten2(const OpContext& ctx, TensorMeta x) {
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  const int64_t axis = ctx.int_attr("axis");
+  if (axis < 0 || axis > rank)
+    ctx.fail("axis " + std::to_string(axis) + " is outside [0, " + std::to_string(rank) +
+             "] for " + described(ctx, "X", x.shape));
+  const auto split = static_cast<std::size_t>(axis);
+  return {Shape{product(x.shape, 0, split), product(x.shape, split, x.shape.size())},
+          xshape_of(x.shape)};
+}
+
 ReinterpretMeta squeeze2(const OpContext& ctx, TensorMeta x) {
   const std::size_t rank = x.shape.size();
   const std::vector<int64_t> axes = ctx.ints_attr("axes");

@@ -35,6 +35,9 @@ ReinterpretMeta reshape2(const OpContext& ctx, TensorMeta x);
 // flatten_contiguous_range: dims start_axis..stop_axis become one (a 0-D X
 // becomes [1]).
 ReinterpretMeta flatten_contiguous_range(const OpContext& ctx, TensorMeta x);
+// flatten2 (Paddle 1.x): X becomes [product of the dims before `axis`,
+// product of the rest]; axis in [0, rank] (0: [1, all]).
+ReinterpretMeta flatten2(const OpContext& ctx, TensorMeta x);
 // squeeze2: the dims of `axes` that are 1 go (every 1 when axes is empty);
 // a listed dim that is not 1 stays, as in Paddle 2.
 ReinterpretMeta squeeze2(const OpContext& ctx, TensorMeta x);
@@ -42,7 +45,7 @@ ReinterpretMeta squeeze2(const OpContext& ctx, TensorMeta x);
 // in the shape so far (negative ones from its end + 1). AxesTensor and
 // AxesTensorList are refused.
 ReinterpretMeta unsqueeze2(const OpContext& ctx, TensorMeta x);
-// Their gradients (reshape2_grad, flatten_contiguous_range_grad,
+// Their gradients (reshape2_grad, flatten_contiguous_range_grad, flatten2_grad,
 // squeeze2_grad, unsqueeze2_grad): X@GRAD has the shape XShape carries;
 // Out@GRAD has as many elements. Returns X@GRAD's shape.
 Shape reinterpret_grad(const OpContext& ctx, TensorMeta xshape, TensorMeta dout);

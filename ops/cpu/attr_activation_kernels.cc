@@ -1,0 +1,59 @@
+// relu6, hard_sigmoid, hard_swish and swish and their gradients, element by
+// element with the formulas the CUDA kernels share
+// (ops/common/attr_activation_math.h). FP32 and FP64; FP16/BF16 computed in
+// float.
+#include "ops/common/attr_activation_inputs.h"
+#include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cpu/float16_compute.h"
+#include "ops/schema/meta_activation.h"
+
+namespace ctp::cpu {
+namespace {
+
+using attr_activation::Kind;
+
+template <Kind kKind>
+void forward(KernelContext& ctx) {
+  const Tensor x = ctx.input("X");  // a handle: Out may be X
+  const Shape shape = meta::activation(ctx, meta_of(x));
+  const attr_activation::Coefficients k = coefficients_of(ctx, kKind);
+  Tensor& out = ctx.output("Out");
+  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
+    out.resize(x.dtype(), shape);
+    const T* xp = x.data<T>();
+    T* op = out.data<T>();
+    for (int64_t i = 0, n = x.numel(); i < n; ++i)
+      op[i] = attr_activation::forward(kKind, xp[i], k);
+  });
+}
+
+template <Kind kKind>
+void backward(KernelContext& ctx) {
+  constexpr const char* kIn = attr_activation::grad_reads_out(kKind) ? "Out" : "X";
+  const Tensor in = ctx.input(kIn);
+  const Tensor dout = ctx.input("Out@GRAD");
+  const Shape shape = meta::activation_grad(ctx, kIn, meta_of(in), meta_of(dout));
+  const attr_activation::Coefficients k = coefficients_of(ctx, kKind);
+  Tensor& dx = ctx.output("X@GRAD");
+  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
+    dx.resize(dout.dtype(), shape);
+    const T* ip = in.data<T>();
+    const T* g = dout.data<T>();
+    T* d = dx.data<T>();
+    for (int64_t i = 0, n = dout.numel(); i < n; ++i)
+      d[i] = attr_activation::backward(kKind, ip[i], g[i], k);
+  });
+}
+
+}  // namespace
+
+CTP_REGISTER_KERNEL(relu6, CPU, computed_in_float(forward<Kind::Relu6>));
+CTP_REGISTER_KERNEL(hard_sigmoid, CPU, computed_in_float(forward<Kind::HardSigmoid>));
+CTP_REGISTER_KERNEL(hard_swish, CPU, computed_in_float(forward<Kind::HardSwish>));
+CTP_REGISTER_KERNEL(swish, CPU, computed_in_float(forward<Kind::Swish>));
+CTP_REGISTER_KERNEL(relu6_grad, CPU, computed_in_float(backward<Kind::Relu6>));
+CTP_REGISTER_KERNEL(hard_sigmoid_grad, CPU, computed_in_float(backward<Kind::HardSigmoid>));
+CTP_REGISTER_KERNEL(hard_swish_grad, CPU, computed_in_float(backward<Kind::HardSwish>));
+CTP_REGISTER_KERNEL(swish_grad, CPU, computed_in_float(backward<Kind::Swish>));
+
+}  // namespace ctp::cpu
