@@ -1,5 +1,6 @@
 // Matrix products: mul (flattening by x/y_num_col_dims), matmul_v2 (optional
-// transposes, batch broadcasting, 1-D operands) and their gradients.
+// transposes, batch broadcasting, 1-D operands), matmul (v1: the same with
+// alpha) and their gradients.
 #include "ops/common/broadcast.h"
 #include "ops/cpu/cpu_kernel_util.h"
 #include "ops/cpu/float16_compute.h"
@@ -39,10 +40,18 @@ void mul_grad(KernelContext& ctx) {
   });
 }
 
-void matmul_v2(KernelContext& ctx) {
+// Multiplies every element by alpha (matmul v1's scale; nothing at 1).
+template <typename T>
+void scale_by(Tensor& t, double alpha) {
+  if (alpha == 1) return;
+  T* p = t.data<T>();
+  for (int64_t i = 0, n = t.numel(); i < n; ++i) p[i] = static_cast<T>(p[i] * alpha);
+}
+
+// matmul_v2 and matmul (v1): the products the rules `d` describe.
+void matmul_product(KernelContext& ctx, const meta::MatmulMeta& d) {
   const Tensor& x = ctx.input("X");
   const Tensor& y = ctx.input("Y");
-  const meta::MatmulMeta d = meta::matmul_v2(ctx, meta_of(x), meta_of(y));
   const BroadcastPlan batch = plan_broadcast(d.batch);
   Tensor& out = ctx.output("Out");
   dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
@@ -54,14 +63,15 @@ void matmul_v2(KernelContext& ctx) {
       gemm<T>(d.trans_x, d.trans_y, d.m, d.n, d.k, xp + xb * d.x_matrix, yp + yb * d.y_matrix,
               op + b * d.m * d.n);
     });
+    scale_by<T>(out, d.alpha);
   });
 }
 
-void matmul_v2_grad(KernelContext& ctx) {
+// Their gradients; with alpha, dX and dY are alpha times matmul_v2's.
+void matmul_product_grad(KernelContext& ctx, const meta::MatmulMeta& d) {
   const Tensor& x = ctx.input("X");
   const Tensor& y = ctx.input("Y");
   const Tensor& dout = ctx.input("Out@GRAD");
-  const meta::MatmulMeta d = meta::matmul_v2_grad(ctx, meta_of(x), meta_of(y), meta_of(dout));
   const BroadcastPlan batch = plan_broadcast(d.batch);
   dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
     const T* xp = x.data<T>();
@@ -83,6 +93,7 @@ void matmul_v2_grad(KernelContext& ctx) {
         if (d.trans_x) gemm<T>(d.trans_y, true, d.k, d.m, d.n, yy, g, target, true);
         else gemm<T>(false, !d.trans_y, d.m, d.k, d.n, g, yy, target, true);
       });
+      scale_by<T>(dx, d.alpha);
     }
     if (ctx.has_output("Y@GRAD")) {
       Tensor& dy = ctx.output("Y@GRAD");
@@ -96,8 +107,26 @@ void matmul_v2_grad(KernelContext& ctx) {
         if (d.trans_y) gemm<T>(true, d.trans_x, d.n, d.k, d.m, g, xx, target, true);
         else gemm<T>(!d.trans_x, false, d.k, d.n, d.m, xx, g, target, true);
       });
+      scale_by<T>(dy, d.alpha);
     }
   });
+}
+
+void matmul_v2(KernelContext& ctx) {
+  matmul_product(ctx, meta::matmul_v2(ctx, meta_of(ctx.input("X")), meta_of(ctx.input("Y"))));
+}
+void matmul_v2_grad(KernelContext& ctx) {
+  matmul_product_grad(ctx, meta::matmul_v2_grad(ctx, meta_of(ctx.input("X")),
+                                                meta_of(ctx.input("Y")),
+                                                meta_of(ctx.input("Out@GRAD"))));
+}
+void matmul(KernelContext& ctx) {
+  matmul_product(ctx, meta::matmul(ctx, meta_of(ctx.input("X")), meta_of(ctx.input("Y"))));
+}
+void matmul_grad(KernelContext& ctx) {
+  matmul_product_grad(ctx, meta::matmul_grad(ctx, meta_of(ctx.input("X")),
+                                             meta_of(ctx.input("Y")),
+                                             meta_of(ctx.input("Out@GRAD"))));
 }
 
 }  // namespace
@@ -106,5 +135,7 @@ CTP_REGISTER_KERNEL(mul, CPU, computed_in_float(mul));
 CTP_REGISTER_KERNEL(mul_grad, CPU, computed_in_float(mul_grad));
 CTP_REGISTER_KERNEL(matmul_v2, CPU, computed_in_float(matmul_v2));
 CTP_REGISTER_KERNEL(matmul_v2_grad, CPU, computed_in_float(matmul_v2_grad));
+CTP_REGISTER_KERNEL(matmul, CPU, computed_in_float(matmul));
+CTP_REGISTER_KERNEL(matmul_grad, CPU, computed_in_float(matmul_grad));
 
 }  // namespace ctp::cpu

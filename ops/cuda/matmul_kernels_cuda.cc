@@ -1,6 +1,8 @@
 // CUDA kernels of the matrix products on cuBLAS: mul (flattened by
 // x/y_num_col_dims), matmul_v2 (transposes, batch broadcasting, 1-D
-// operands) and their gradients, under the rules of ops/schema/meta_math.h
+// operands), matmul (v1: the same, then scaled by alpha in place; a 16-bit
+// result is then rounded twice where the CPU rounds once) and their
+// gradients, under the rules of ops/schema/meta_math.h
 // as the CPU kernels. FP32 GEMMs run in true FP32 (the handle's default
 // math, no TF32); FP16 and BF16 GEMMs (cublasGemmEx) accumulate in FP32 and
 // round each output element once. matmul_v2's batches are one strided
@@ -210,10 +212,19 @@ void mul_grad(KernelContext& ctx) {
   });
 }
 
-void matmul_v2(KernelContext& ctx) {
+// Multiplies n elements by alpha in place (matmul v1's scale; nothing at 1),
+// rounding as the CPU kernel does.
+template <typename T>
+void scale_by(KernelContext& ctx, T* p, int64_t n, double alpha) {
+  if (alpha != 1) launch::scale<T>(p, p, n, alpha, 0.0, true, device_context(ctx).compute_stream());
+}
+
+// matmul_v2 and matmul (v1): the products the rules of `Rules` describe.
+template <auto Rules>
+void matmul_product(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
   const Tensor y = device_input(ctx, "Y");
-  const meta::MatmulMeta d = meta::matmul_v2(ctx, meta_of(x), meta_of(y));
+  const meta::MatmulMeta d = Rules(ctx, meta_of(x), meta_of(y));
   const BroadcastPlan batch = plan_broadcast(d.batch);
   dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     Tensor& out = device_output(ctx, "Out", 0, x.dtype(), d.out_shape);
@@ -223,35 +234,38 @@ void matmul_v2(KernelContext& ctx) {
     const BatchSteps steps = batch_steps(batch);
     if (folds_batches(d, steps)) {
       gemm<T>(ctx, false, d.trans_y, steps.count * d.m, d.n, d.k, xp, yp, op);
-      return;
-    }
-    if (steps.even) {
+    } else if (steps.even) {
       gemm_batched<T>(ctx, d.trans_x, d.trans_y, d.m, d.n, d.k, xp, steps.x_step * d.x_matrix, yp,
                       steps.y_step * d.y_matrix, op, d.m * d.n, steps.count);
-      return;
+    } else {
+      for_each_broadcast(batch, [&](int64_t b, int64_t xb, int64_t yb) {
+        gemm<T>(ctx, d.trans_x, d.trans_y, d.m, d.n, d.k, xp + xb * d.x_matrix,
+                yp + yb * d.y_matrix, op + b * d.m * d.n);
+      });
     }
-    for_each_broadcast(batch, [&](int64_t b, int64_t xb, int64_t yb) {
-      gemm<T>(ctx, d.trans_x, d.trans_y, d.m, d.n, d.k, xp + xb * d.x_matrix,
-              yp + yb * d.y_matrix, op + b * d.m * d.n);
-    });
+    scale_by<T>(ctx, op, out.numel(), d.alpha);
   });
 }
 
-void matmul_v2_grad(KernelContext& ctx) {
+// Their gradients; with alpha, dX and dY are alpha times matmul_v2's.
+template <auto Rules>
+void matmul_product_grad(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
   const Tensor y = device_input(ctx, "Y");
   const Tensor dout = device_input(ctx, "Out@GRAD");
-  const meta::MatmulMeta d = meta::matmul_v2_grad(ctx, meta_of(x), meta_of(y), meta_of(dout));
+  const meta::MatmulMeta d = Rules(ctx, meta_of(x), meta_of(y), meta_of(dout));
   const BroadcastPlan batch = plan_broadcast(d.batch);
   const BatchSteps steps = batch_steps(batch);
   dispatch_mixed(x.dtype(), ctx, "X", [&]<typename T>() {
     if (ctx.has_output("X@GRAD")) {
       Tensor& dx = device_output(ctx, "X@GRAD", 0, x.dtype(), x.shape());
       matmul_dx<T>(ctx, d, batch, steps, y.data<T>(), dout.data<T>(), dx.data<T>(), dx.numel());
+      scale_by<T>(ctx, dx.data<T>(), dx.numel(), d.alpha);
     }
     if (ctx.has_output("Y@GRAD")) {
       Tensor& dy = device_output(ctx, "Y@GRAD", 0, y.dtype(), y.shape());
       matmul_dy<T>(ctx, d, batch, steps, x.data<T>(), dout.data<T>(), dy.data<T>(), dy.numel());
+      scale_by<T>(ctx, dy.data<T>(), dy.numel(), d.alpha);
     }
   });
 }
@@ -260,7 +274,9 @@ void matmul_v2_grad(KernelContext& ctx) {
 
 CTP_REGISTER_KERNEL(mul, CUDA, mul);
 CTP_REGISTER_KERNEL(mul_grad, CUDA, mul_grad);
-CTP_REGISTER_KERNEL(matmul_v2, CUDA, matmul_v2);
-CTP_REGISTER_KERNEL(matmul_v2_grad, CUDA, matmul_v2_grad);
+CTP_REGISTER_KERNEL(matmul_v2, CUDA, matmul_product<meta::matmul_v2>);
+CTP_REGISTER_KERNEL(matmul_v2_grad, CUDA, matmul_product_grad<meta::matmul_v2_grad>);
+CTP_REGISTER_KERNEL(matmul, CUDA, matmul_product<meta::matmul>);
+CTP_REGISTER_KERNEL(matmul_grad, CUDA, matmul_product_grad<meta::matmul_grad>);
 
 }  // namespace ctp::cuda

@@ -97,6 +97,28 @@ std::vector<AttrDef> matmul_v2_attrs() {
           attr("use_mkldnn", Attribute(false)), attr("mkldnn_data_type", Attribute("float32"))};
 }
 
+// Paddle's matmul (v1) maker, its oneDNN fusion attributes included (the
+// rules refuse them when set).
+std::vector<AttrDef> matmul_attrs() {
+  return {attr("transpose_X", Attribute(false)),
+          attr("transpose_Y", Attribute(false)),
+          attr("alpha", Attribute(1.0f)),
+          attr("head_number", Attribute(int32_t{1})),
+          attr("use_mkldnn", Attribute(false)),
+          attr("mkldnn_data_type", Attribute("float32")),
+          attr("use_quantizer", Attribute(false)),
+          attr("force_fp32_output", Attribute(false)),
+          attr("Scale_x", Attribute(1.0f)),
+          attr("Scale_y", Attribute(1.0f)),
+          attr("Scale_out", Attribute(1.0f)),
+          attr("fused_reshape_X", ints({})),
+          attr("fused_reshape_Y", ints({})),
+          attr("fused_reshape_Out", ints({})),
+          attr("fused_transpose_X", ints({})),
+          attr("fused_transpose_Y", ints({})),
+          attr("fused_transpose_Out", ints({}))};
+}
+
 std::vector<AttrDef> reduce_attrs() {
   return {attr("dim", ints({0}), {AttrType::LONGS}),
           attr("keep_dim", Attribute(false)),
@@ -153,6 +175,9 @@ void add_math_op_defs(OpRegistry& r) {
           infer_binary<meta::matmul_v2>, binary_grad("matmul_v2_grad"));
   add_def(r, binary_grad_def("matmul_v2", matmul_v2_attrs()),
           infer_binary_grad<meta::matmul_v2_grad>);
+  add_def(r, {"matmul", {one("X"), one("Y")}, {one("Out")}, matmul_attrs()},
+          infer_binary<meta::matmul>, binary_grad("matmul_grad"));
+  add_def(r, binary_grad_def("matmul", matmul_attrs()), infer_binary_grad<meta::matmul_grad>);
   for (const char* type :
        {"elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div"}) {
     const std::string grad = std::string(type) + "_grad";

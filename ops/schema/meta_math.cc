@@ -68,7 +68,11 @@ MulMeta mul_grad(const OpContext& ctx, TensorMeta x, TensorMeta y, TensorMeta do
   return d;
 }
 
-MatmulMeta matmul_v2(const OpContext& ctx, TensorMeta x, TensorMeta y) {
+namespace {
+
+// matmul_v2's and matmul's shared rules, given the transposes asked for.
+MatmulMeta matmul_rules(const OpContext& ctx, TensorMeta x, TensorMeta y, bool trans_x,
+                        bool trans_y) {
   require_same_dtype(ctx, "X", x, "Y", y);
   if (x.shape.empty() || y.shape.empty())
     ctx.fail("inputs must have rank 1 or more: " + described(ctx, "X", x.shape) + ", " +
@@ -78,8 +82,8 @@ MatmulMeta matmul_v2(const OpContext& ctx, TensorMeta x, TensorMeta y) {
   if (x_vector) xs.insert(xs.begin(), 1);
   if (y_vector) ys.push_back(1);
   MatmulMeta d;
-  d.trans_x = ctx.bool_attr("trans_x") && !x_vector;
-  d.trans_y = ctx.bool_attr("trans_y") && !y_vector;
+  d.trans_x = trans_x && !x_vector;
+  d.trans_y = trans_y && !y_vector;
   const std::size_t rx = xs.size(), ry = ys.size();
   d.m = d.trans_x ? xs[rx - 1] : xs[rx - 2];
   d.k = d.trans_x ? xs[rx - 2] : xs[rx - 1];
@@ -101,8 +105,35 @@ MatmulMeta matmul_v2(const OpContext& ctx, TensorMeta x, TensorMeta y) {
   return d;
 }
 
+}  // namespace
+
+MatmulMeta matmul_v2(const OpContext& ctx, TensorMeta x, TensorMeta y) {
+  return matmul_rules(ctx, x, y, ctx.bool_attr("trans_x"), ctx.bool_attr("trans_y"));
+}
+
 MatmulMeta matmul_v2_grad(const OpContext& ctx, TensorMeta x, TensorMeta y, TensorMeta dout) {
   MatmulMeta d = matmul_v2(ctx, x, y);
+  require_same_dtype(ctx, "X", x, "Out@GRAD", dout);
+  require_shape(ctx, "Out@GRAD", dout.shape, d.out_shape);
+  return d;
+}
+
+MatmulMeta matmul(const OpContext& ctx, TensorMeta x, TensorMeta y) {
+  if (const int64_t heads = ctx.int_attr("head_number"); heads != 1)
+    ctx.fail("head_number " + std::to_string(heads) + " is not supported (only 1)");
+  for (const char* fused : {"fused_reshape_X", "fused_reshape_Y", "fused_reshape_Out",
+                            "fused_transpose_X", "fused_transpose_Y", "fused_transpose_Out"})
+    if (!ctx.ints_attr(fused).empty())
+      ctx.fail(std::string("attribute ") + fused + " (a oneDNN fusion) is not supported");
+  MatmulMeta d =
+      matmul_rules(ctx, x, y, ctx.bool_attr("transpose_X"), ctx.bool_attr("transpose_Y"));
+  d.alpha = ctx.float_attr("alpha");
+  if (x.shape.size() == 1 && y.shape.size() == 1) d.out_shape = {1};
+  return d;
+}
+
+MatmulMeta matmul_grad(const OpContext& ctx, TensorMeta x, TensorMeta y, TensorMeta dout) {
+  MatmulMeta d = matmul(ctx, x, y);
   require_same_dtype(ctx, "X", x, "Out@GRAD", dout);
   require_shape(ctx, "Out@GRAD", dout.shape, d.out_shape);
   return d;

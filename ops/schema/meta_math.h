@@ -42,6 +42,7 @@ MulMeta mul_grad(const OpContext& ctx, TensorMeta x, TensorMeta y, TensorMeta do
 // is dropped from Out. The batch dims broadcast as numpy's do.
 struct MatmulMeta {
   bool trans_x, trans_y;  // as applied (false for a 1-D operand)
+  double alpha = 1;       // Out = alpha * op(X) op(Y) (matmul v1; 1 for matmul_v2)
   int64_t m, k, n;
   Broadcast batch;  // of X's and Y's batch dims (all but the last two)
   int64_t x_matrix, y_matrix;  // elements of one matrix of X and of Y
@@ -50,6 +51,12 @@ struct MatmulMeta {
 MatmulMeta matmul_v2(const OpContext& ctx, TensorMeta x, TensorMeta y);
 // matmul_v2_grad: matmul_v2's rules; Out@GRAD has Out's shape and X's dtype.
 MatmulMeta matmul_v2_grad(const OpContext& ctx, TensorMeta x, TensorMeta y, TensorMeta dout);
+// matmul (Paddle's v1): matmul_v2's rules with transpose_X / transpose_Y and
+// Out scaled by alpha; two 1-D operands give Out [1] (v1's shape). Refused,
+// naming the attribute: head_number other than 1 and the oneDNN fusions
+// (fused_reshape_*, fused_transpose_*).
+MatmulMeta matmul(const OpContext& ctx, TensorMeta x, TensorMeta y);
+MatmulMeta matmul_grad(const OpContext& ctx, TensorMeta x, TensorMeta y, TensorMeta dout);
 
 // Paddle's elementwise broadcasting: Y's dims line up with X's starting at
 // `axis` (-1: at the trailing dims), the roles swap when Y has the higher
