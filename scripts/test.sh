@@ -29,6 +29,8 @@ cmake -S . -B build-python \
   -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DCTP_WERROR=ON \
   -DCTP_WITH_PYTHON=ON -DPython3_EXECUTABLE="$python" -DCTP_WITH_CUDA=OFF -DCTP_BUILD_BENCH=OFF \
   ${CTP_CMAKE_ARGS:-}
-cmake --build build-python -j "$(nproc)" --target ctp_python ctp_cli ctp_sample_trainer
+# Every installed target (python/tests/test_install.py installs the build).
+cmake --build build-python -j "$(nproc)" --target ctp_python ctp_cli ctp_sample_trainer \
+  ctp_sample_models
 ( cd build-python && ctest -L python --output-on-failure --timeout 900 )
 echo "ctp: Python stage took $((SECONDS - start)) s"
