@@ -10,15 +10,11 @@
 #include <ostream>
 #include <sstream>
 
-#include "executor/runtime/communicator.h"
-#include "executor/runtime/device_runtime.h"
-#include "executor/executor.h"
 #include "executor/finite_check.h"
-#include "executor/runtime/npy.h"
 #include "executor/op_profile.h"
-#include "executor/thread_group_driver.h"
-#include "program_ir/atomic_file.h"
 #include "samples/cluster_data.h"
+#include "samples/local_workers.h"
+#include "samples/param_files.h"
 #include "transpilers/transpile.h"
 
 namespace ctp::samples {
@@ -28,16 +24,12 @@ bool is_single_process_mode(const std::string& mode) {
   return mode == "single_process_multi_thread" || mode == "multi_thread";
 }
 
-bool broadcasts_parameters(const std::string& mode) {
-  return mode == "grad_allreduce" || mode == "local_sgd";
-}
-
 int thread_count(const TrainerOptions& o) {
   if (o.threads > 0) return o.threads;
   return is_single_process_mode(o.mode) ? 2 : 1;
 }
 
-void transpile_programs(const TrainerOptions& o, int threads, MlpPrograms& p) {
+void transpile_programs(const TrainerOptions& o, int threads, TrainingPrograms& p) {
   if (o.mode == "none") return;
   TranspileOptions t;
   t.collective.nrings = o.nrings;
@@ -55,82 +47,9 @@ void transpile_programs(const TrainerOptions& o, int threads, MlpPrograms& p) {
   transpile(parse_transpile_mode(o.mode), t, p.startup, p.main);
 }
 
-struct Worker {
-  int index = 0;  // among all workers of the job: process-major
-  DeviceRuntime* runtime = nullptr;
-  Batch batch;  // this worker's host batch, reused every step
-  Scope scope;
-  std::unique_ptr<Executor> startup, main, eval;
-};
-
-// Runs body(local worker) on every local worker: inline for one, else on
-// its device thread (collectives among threads need them concurrent).
-class LocalWorkers {
- public:
-  LocalWorkers(const TrainerOptions& o, int threads, const MlpPrograms& programs) {
-    CommOptions comm;
-    comm.timeout = o.timeout;
-    comm.job_id = o.job_id;
-    comm.rank = o.rank;
-    comm.world_size = o.world_size;
-    // CUDA: one GPU per device thread, from the process's first.
-    for (int i = 0; i < threads; ++i)
-      runtimes_.push_back(std::make_unique<DeviceRuntime>(
-          Device{o.device.kind, o.device.index + (o.device.kind == DeviceKind::CUDA ? i : 0)}));
-    RunServices base;
-    base.device = o.device;
-    base.batch_ops = o.batch_ops;
-    base.check_finite = o.check_finite;
-    std::vector<RunServices*> services;
-    if (threads == 1) {
-      manager_ = std::make_unique<CommunicatorManager>(comm);
-      base.comms = manager_.get();
-      single_ = base;
-      services.push_back(&single_);
-    } else {
-      std::vector<Device> devices;
-      for (const auto& runtime : runtimes_) devices.push_back(runtime->device());
-      threads_ = std::make_unique<DeviceThreads>(threads, comm, base, devices);
-      for (int i = 0; i < threads; ++i) services.push_back(&threads_->services(i));
-    }
-    const bool distinct = o.distinct_init.value_or(broadcasts_parameters(o.mode));
-    for (int i = 0; i < threads; ++i) {
-      auto w = std::make_unique<Worker>();
-      w->index = o.rank * threads + i;
-      w->runtime = runtimes_[static_cast<std::size_t>(i)].get();
-      RunServices& s = *services[static_cast<std::size_t>(i)];
-      s.device_context = w->runtime->context();
-      s.device_session = w->runtime->session();
-      s.seed = o.seed + (distinct ? static_cast<uint64_t>(w->index) : 0);
-      w->startup = std::make_unique<Executor>(programs.startup, s);
-      w->main = std::make_unique<Executor>(programs.main, s);
-      w->eval = std::make_unique<Executor>(programs.eval, s);
-      workers_.push_back(std::move(w));
-    }
-  }
-
-  void run(const std::function<void(Worker&)>& body) {
-    if (!threads_) {
-      body(*workers_[0]);
-      return;
-    }
-    threads_->run([&](int local, RunServices&) { body(*workers_[static_cast<std::size_t>(local)]); });
-  }
-  Worker& first() { return *workers_[0]; }
-  std::size_t size() const { return workers_.size(); }
-
- private:
-  // First, so destroyed last: the rings of the managers run on their streams.
-  std::vector<std::unique_ptr<DeviceRuntime>> runtimes_;
-  std::unique_ptr<CommunicatorManager> manager_;
-  RunServices single_;
-  std::unique_ptr<DeviceThreads> threads_;
-  std::vector<std::unique_ptr<Worker>> workers_;
-};
-
 // A diverged run (the loss NaN or infinite) stops with the step and the
 // first op whose output went bad, instead of training on to rc 0.
-void stop_unless_finite(Worker& w, const MlpPrograms& programs, int64_t step, const Tensor& loss) {
+void stop_unless_finite(Worker& w, const TrainingPrograms& programs, int64_t step, const Tensor& loss) {
   const auto bad = non_finite_value(loss);
   if (!bad) return;
   const auto source = first_non_finite_op(programs.main.global_block(), w.scope,
@@ -179,10 +98,10 @@ void parameter_spread(Worker& w, const std::vector<std::string>& params, double&
   }
 }
 
-double accuracy(Worker& w, const MlpPrograms& programs, const ClusterData& data, DataType dtype) {
+double accuracy(Worker& w, const TrainingPrograms& programs, const ClusterData& data, DataType dtype) {
   Batch all = rows(data, 0, data.size(), dtype);
-  w.runtime->bind(w.scope, programs.input, all.features);
-  w.runtime->bind(w.scope, programs.label, all.labels);
+  w.runtime->bind(w.scope, programs.inputs[0], all.features);
+  w.runtime->bind(w.scope, programs.inputs[1], all.labels);
   w.eval->run(w.scope);
   const Tensor p = w.runtime->to_host(w.scope.get(programs.probabilities), w.eval->services().comms);
   const int64_t classes = data.classes;
@@ -199,17 +118,6 @@ double accuracy(Worker& w, const MlpPrograms& programs, const ClusterData& data,
     correct += best == data.labels[static_cast<std::size_t>(i)];
   }
   return static_cast<double>(correct) / static_cast<double>(data.size());
-}
-
-void save_parameters(const TrainerOptions& o, Worker& w, const std::vector<std::string>& params) {
-  const std::filesystem::path dir =
-      std::filesystem::path(o.save_params_dir) / ("worker" + std::to_string(w.index));
-  OutputSet output(dir.string());  // every parameter of the worker, or none
-  output.make_directories(dir.string());
-  for (const std::string& name : params)
-    output.stage((dir / (name + ".npy")).string(),
-                 tensor_to_npy(w.runtime->to_host(w.scope.get(name), w.main->services().comms)));
-  output.commit();
 }
 
 // The bytes of the fused buffers coalesce_tensor made in `main` (0 when it
@@ -229,15 +137,177 @@ uint64_t fused_buffer_footprint(Worker& w, const Program& main, uint64_t& payloa
   return total;
 }
 
-std::string precision_note(const MlpConfig& model) {
-  std::string note = ", " + std::string(to_string(model.dtype));
-  if (model.amp) note += " parameters, " + std::string(to_string(*model.amp)) + " compute and gradients";
-  if (model.loss_scale != 1.0f) {
-    std::ostringstream scale;
-    scale << model.loss_scale;
-    note += ", loss scale " + scale.str();
+// The options of the real models and of --micro-batches.
+void check_model_options(const TrainerOptions& o) {
+  check_model_choice(ModelChoice{o.model_kind, o.model, o.resnet, o.bert});
+  if (o.micro_batches < 1) throw Error("--micro-batches must be 1 or more");
+  if (o.micro_batches > 1) {
+    if (o.mode != "none")
+      throw Error("--micro-batches is the one-worker reference: it needs --mode none, not '" +
+                  o.mode + "'");
+    if (o.model.amp && o.model_kind == ModelKind::Mlp)
+      throw Error("--micro-batches averages FP32 or FP64 gradients; the MLP's --amp makes "
+                  "16-bit ones");
+    if (o.global_batch % o.micro_batches != 0)
+      throw Error("global batch " + std::to_string(o.global_batch) +
+                  " does not split evenly into " + std::to_string(o.micro_batches) +
+                  " micro-batches");
   }
-  return note;
+}
+
+void print_header(const TrainerOptions& o, const TrainingPrograms& programs, int threads,
+                  std::ostream& out) {
+  const int workers = o.world_size * threads;
+  out << programs.description << ", mode " << o.mode << ": " << workers
+      << " worker(s) = " << o.world_size << " process(es) x " << threads << " thread(s) on "
+      << (o.device.kind == DeviceKind::CUDA ? "GPUs" : "CPUs") << "\n";
+  switch (o.model_kind) {
+    case ModelKind::Mlp:
+      out << "data: " << o.samples << " samples in " << o.model.classes << " Gaussian clusters";
+      break;
+    case ModelKind::ResNet:
+      out << "data: synthetic images, each its class's fixed random template plus noise, new "
+             "every step";
+      break;
+    case ModelKind::Bert:
+      out << "data: synthetic token ids, new every step, each token labelled by its id modulo "
+          << o.bert.classes;
+      break;
+  }
+  out << "; global batch " << o.global_batch << " (" << o.global_batch / workers
+      << " per worker); " << o.steps << " steps\n";
+  if (o.micro_batches > 1)
+    out << "micro-batches: " << o.micro_batches << " shards of " << o.global_batch / o.micro_batches
+        << " rows per step, gradients averaged before one update (what " << o.micro_batches
+        << " data-parallel workers compute)\n";
+  if (!o.init_params_dir.empty())
+    out << "parameters from " << o.init_params_dir << "/<name>.npy\n";
+  if (o.mode != "none" && o.op_dialect != "legacy")
+    out << "op dialect " << o.op_dialect << ": the transpiled programs use Paddle 3's op names\n";
+  if (o.mode == "multi_thread" && threads > 1)
+    out << "note: multi_thread scales the loss gradient by the number of processes only (as "
+           "the reference), so device threads add up their gradients\n";
+  if (o.distinct_init.value_or(broadcasts_parameters(o.mode)) && workers > 1)
+    out << "workers initialise with different seeds; the startup broadcast makes them equal\n";
+  out.flush();
+}
+
+std::unique_ptr<FeedSource> make_feeds(const TrainerOptions& o, const ClusterData* clusters,
+                                       FeedSource::HostAllocator allocate) {
+  switch (o.model_kind) {
+    case ModelKind::Mlp: return cluster_feeds(*clusters, o.model.dtype, std::move(allocate));
+    case ModelKind::ResNet: return image_feeds(o.resnet, o.data_seed, std::move(allocate));
+    case ModelKind::Bert: return token_feeds(o.bert, o.data_seed, std::move(allocate));
+  }
+  throw Error("unknown model");
+}
+
+// One step of one worker on its shard; returns its loss.
+double train_step(Worker& w, const TrainingPrograms& programs, const FeedSource& feeds,
+                  const TrainerOptions& o, int workers, int64_t step) {
+  feeds.shard(step, o.global_batch, w.index, workers, w.batch);
+  for (std::size_t i = 0; i < programs.inputs.size(); ++i)
+    w.runtime->bind(w.scope, programs.inputs[i], w.batch.tensors[i]);
+  w.main->run(w.scope);
+  const Tensor loss = w.runtime->to_host(w.scope.get(programs.loss), w.main->services().comms);
+  stop_unless_finite(w, programs, step, loss);
+  return scalar(loss);
+}
+
+// One step of the --micro-batches reference (micro_batches.h); returns the
+// mean of the shards' losses.
+double micro_batch_step(Worker& w, const TrainingPrograms& programs,
+                        const MicroBatchPrograms& micro, const FeedSource& feeds,
+                        const TrainerOptions& o, int64_t step) {
+  CommunicatorManager* comms = w.main->services().comms;
+  GradientAccumulator gradients(micro.params_grads.size());
+  double loss_sum = 0;
+  for (int k = 0; k < o.micro_batches; ++k) {
+    feeds.shard(step, o.global_batch, k, o.micro_batches, w.batch);
+    for (std::size_t i = 0; i < programs.inputs.size(); ++i)
+      w.runtime->bind(w.scope, programs.inputs[i], w.batch.tensors[i]);
+    w.compute->run(w.scope);
+    const Tensor loss = w.runtime->to_host(w.scope.get(programs.loss), comms);
+    stop_unless_finite(w, programs, step, loss);
+    loss_sum += scalar(loss);
+    for (std::size_t g = 0; g < micro.params_grads.size(); ++g)
+      gradients.add(g, w.runtime->to_host(w.scope.get(micro.params_grads[g].grad), comms));
+  }
+  for (std::size_t g = 0; g < micro.params_grads.size(); ++g)
+    w.runtime->bind(w.scope, micro.params_grads[g].grad, gradients.result(g, o.micro_batches));
+  w.update->run(w.scope);
+  return loss_sum / o.micro_batches;
+}
+
+void print_step(const TrainerOptions& o, int64_t step, double loss, std::ostream& out) {
+  if (o.rank != 0 || o.log_every <= 0 || ((step + 1) % o.log_every != 0 && step + 1 != o.steps))
+    return;
+  char line[160];
+  std::snprintf(line, sizeof line, "step %*lld/%lld %s loss %.6f",
+                static_cast<int>(std::to_string(o.steps).size()), static_cast<long long>(step + 1),
+                static_cast<long long>(o.steps), progress_bar(step + 1, o.steps).c_str(), loss);
+  out << line << std::endl;
+}
+
+// The largest parameter spread over every worker of the job, into `report`.
+void compare_workers(const TrainerOptions& o, int threads, LocalWorkers& local,
+                     const TrainingPrograms& programs, TrainerReport& report) {
+  std::vector<double> spreads(local.size(), 0.0);
+  std::vector<std::string> worst(local.size());
+  if (report.workers > 1)
+    local.run([&](Worker& w) {
+      const std::size_t i = static_cast<std::size_t>(w.index - o.rank * threads);
+      parameter_spread(w, programs.parameters, spreads[i], worst[i]);
+    });
+  for (std::size_t i = 0; i < spreads.size(); ++i)
+    if (spreads[i] > report.max_param_difference) {
+      report.max_param_difference = spreads[i];
+      report.most_different_param = worst[i];
+    }
+}
+
+void print_summary(const TrainerOptions& o, const TrainerReport& report, int64_t samples,
+                   double seconds, std::ostream& out) {
+  char summary[256];
+  if (report.accuracy)
+    std::snprintf(summary, sizeof summary,
+                  "rank %d: accuracy %.1f%% on %lld samples (chance %.1f%%); %lld steps in %.2f s",
+                  o.rank, 100.0 * *report.accuracy, static_cast<long long>(samples),
+                  100.0 / static_cast<double>(o.model.classes), static_cast<long long>(o.steps),
+                  seconds);
+  else
+    std::snprintf(summary, sizeof summary,
+                  "rank %d: loss %.6f at the last step; %lld steps in %.2f s",
+                  o.rank, report.losses.empty() ? 0.0 : report.losses.back(),
+                  static_cast<long long>(o.steps), seconds);
+  out << summary << "\n";
+  if (o.steps > 1) {
+    std::snprintf(summary, sizeof summary,
+                  "rank %d: %.3f ms per step after the first (%lld steps; each includes the "
+                  "batch upload and the loss read-back)",
+                  o.rank, 1000.0 * report.seconds_per_step, static_cast<long long>(o.steps - 1));
+    out << summary << "\n";
+  }
+}
+
+void print_buffers_and_agreement(const TrainerOptions& o, Worker& first,
+                                 const TrainerReport& report, std::ostream& out) {
+  if (report.fused_gradient_bytes)
+    out << "rank " << o.rank << ": coalesced gradient buffer(s) on "
+        << first.runtime->device().to_string() << ": " << report.fused_gradient_bytes
+        << " bytes (" << report.fused_payload_bytes << " bytes of gradients + "
+        << report.fused_gradient_bytes - report.fused_payload_bytes << " bytes of alignment)\n";
+  const RunCounters& counters = first.main->services().counters;
+  if (counters.coalesce_layouts)
+    out << "rank " << o.rank << ": fused gradient buffers laid out " << counters.coalesce_layouts
+        << " time(s), " << counters.coalesce_bytes_copied << " bytes copied into them in all\n";
+  if (report.identical())
+    out << "rank " << o.rank << ": parameters identical on all " << report.workers
+        << " worker(s): yes\n";
+  else
+    out << "rank " << o.rank << ": parameters identical on all " << report.workers
+        << " worker(s): NO (largest difference " << report.max_param_difference << " in "
+        << report.most_different_param << ")\n";
 }
 
 }  // namespace
@@ -263,11 +333,14 @@ void check_trainer_options(const TrainerOptions& o) {
         o.model.optimizer != OptimizerKind::Adam)
       throw Error("multi_thread all_gather applies the gathered gradients through adam ops only "
                   "(as the reference's _update_adam_ops); use the adam optimizer");
-    if (o.mode == "multi_thread" && o.trans_mode == "all_gather" && o.model.amp)
+    // The MLP's AMP program all-reduces 16-bit gradients; the AMP pass of
+    // the real models leaves them FP32.
+    const bool sixteen_bit_gradients = o.model.amp && o.model_kind == ModelKind::Mlp;
+    if (o.mode == "multi_thread" && o.trans_mode == "all_gather" && sixteen_bit_gradients)
       throw Error("multi_thread all_gather hands adam the gathered gradients themselves (as the "
                   "reference), which under --amp are " + std::string(to_string(*o.model.amp)) +
                   " against FP32 parameters; use fuse_all_reduce or all_reduce");
-    if (o.mode == "single_process_multi_thread" && o.fuse_allreduce == 1 && o.model.amp)
+    if (o.mode == "single_process_multi_thread" && o.fuse_allreduce == 1 && sixteen_bit_gradients)
       throw Error("single_process_multi_thread coalesces gradients into an FP32 buffer (as the "
                   "reference), not " + std::string(to_string(*o.model.amp)) +
                   " ones; with --amp use --fuse-allreduce 0 or 2, or multi_thread, which "
@@ -280,6 +353,7 @@ void check_trainer_options(const TrainerOptions& o) {
                   " processes are unknown (start the workers with ctp launch, or set "
                   "PADDLE_TRAINER_ENDPOINTS)");
   }
+  check_model_options(o);
   const int64_t workers = int64_t{o.world_size} * threads;
   if (o.global_batch < workers || o.global_batch % workers != 0)
     throw Error("global batch " + std::to_string(o.global_batch) + " does not split evenly over " +
@@ -290,39 +364,24 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
   const int threads = thread_count(o);
   check_trainer_options(o);
   const int workers = o.world_size * threads;
-  const bool leader = o.rank == 0;
-  MlpPrograms programs = build_mlp(o.model);
+  TrainingPrograms programs = build_training_programs(
+      ModelChoice{o.model_kind, o.model, o.resnet, o.bert});
   transpile_programs(o, threads, programs);
-  const ClusterData data =
-      make_clusters(o.samples, o.model.input_dim, o.model.classes, o.data_seed, o.separation, o.spread);
-  LocalWorkers local(o, threads, programs);
-  // On GPUs the data set sits in page-locked memory: batches upload from it
+  std::optional<MicroBatchPrograms> micro;
+  if (o.micro_batches > 1) micro = split_at_update(programs.main);
+  std::optional<ClusterData> clusters;
+  if (o.model_kind == ModelKind::Mlp)
+    clusters = make_clusters(o.samples, o.model.input_dim, o.model.classes, o.data_seed,
+                             o.separation, o.spread);
+  LocalWorkers local(o, threads, programs, micro ? &*micro : nullptr);
+  // On GPUs the feeds sit in page-locked memory: batches upload from it
   // directly, at the copy engines' speed.
   DeviceRuntime& first_runtime = *local.first().runtime;
-  const BatchSource batches(data, o.model.dtype, [&](DataType dtype, std::vector<int64_t> shape) {
+  const auto pinned = [&](DataType dtype, std::vector<int64_t> shape) {
     return first_runtime.host_tensor(dtype, std::move(shape));
-  });
-
-  if (leader) {
-    std::string shape = std::to_string(o.model.input_dim);
-    for (int64_t h : o.model.hidden) shape += "-" + std::to_string(h);
-    out << "MLP " << shape << "-" << o.model.classes << ", " << to_string(o.model.optimizer)
-        << " (lr " << o.model.learning_rate << ")" << precision_note(o.model) << ", mode "
-        << o.mode << ": " << workers
-        << " worker(s) = " << o.world_size << " process(es) x " << threads << " thread(s) on "
-        << (o.device.kind == DeviceKind::CUDA ? "GPUs" : "CPUs") << "\n"
-        << "data: " << o.samples << " samples in " << o.model.classes
-        << " Gaussian clusters; global batch " << o.global_batch << " (" << o.global_batch / workers
-        << " per worker); " << o.steps << " steps\n";
-    if (o.mode != "none" && o.op_dialect != "legacy")
-      out << "op dialect " << o.op_dialect << ": the transpiled programs use Paddle 3's op names\n";
-    if (o.mode == "multi_thread" && threads > 1)
-      out << "note: multi_thread scales the loss gradient by the number of processes only (as "
-             "the reference), so device threads add up their gradients\n";
-    if (o.distinct_init.value_or(broadcasts_parameters(o.mode)) && workers > 1)
-      out << "workers initialise with different seeds; the startup broadcast makes them equal\n";
-    out.flush();
-  }
+  };
+  const std::unique_ptr<FeedSource> feeds = make_feeds(o, clusters ? &*clusters : nullptr, pinned);
+  if (o.rank == 0) print_header(o, programs, threads, out);
 
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<OpProfile> profile;
@@ -330,7 +389,11 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
     profile = std::make_unique<OpProfile>(local.first().runtime->make_op_timer());
     local.first().main->services().profile = profile.get();
   }
-  local.run([&](Worker& w) { w.startup->run(w.scope); });
+  local.run([&](Worker& w) {
+    w.startup->run(w.scope);
+    if (!o.init_params_dir.empty())
+      load_parameters(o.init_params_dir, programs.parameters, *w.runtime, w.scope);
+  });
   TrainerReport report;
   report.workers = workers;
   std::vector<double> step_losses(local.size());
@@ -338,25 +401,14 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
   for (int64_t step = 0; step < o.steps; ++step) {
     if (step == 1) after_first_step = std::chrono::steady_clock::now();
     local.run([&](Worker& w) {
-      Batch& b = w.batch;
-      batches.shard(step, o.global_batch, w.index, workers, b);
-      w.runtime->bind(w.scope, programs.input, b.features);
-      w.runtime->bind(w.scope, programs.label, b.labels);
-      w.main->run(w.scope);
-      const Tensor loss = w.runtime->to_host(w.scope.get(programs.loss), w.main->services().comms);
-      stop_unless_finite(w, programs, step, loss);
-      step_losses[static_cast<std::size_t>(w.index - o.rank * threads)] = scalar(loss);
+      step_losses[static_cast<std::size_t>(w.index - o.rank * threads)] =
+          micro ? micro_batch_step(w, programs, *micro, *feeds, o, step)
+                : train_step(w, programs, *feeds, o, workers, step);
     });
     double mean = 0;
     for (double l : step_losses) mean += l / static_cast<double>(step_losses.size());
     report.losses.push_back(mean);
-    if (leader && o.log_every > 0 && ((step + 1) % o.log_every == 0 || step + 1 == o.steps)) {
-      char line[160];
-      std::snprintf(line, sizeof line, "step %*lld/%lld %s loss %.6f",
-                    static_cast<int>(std::to_string(o.steps).size()), static_cast<long long>(step + 1),
-                    static_cast<long long>(o.steps), progress_bar(step + 1, o.steps).c_str(), mean);
-      out << line << std::endl;
-    }
+    print_step(o, step, mean, out);
   }
   const auto end = std::chrono::steady_clock::now();
   const double seconds = std::chrono::duration<double>(end - start).count();
@@ -364,52 +416,18 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
     report.seconds_per_step = std::chrono::duration<double>(end - after_first_step).count() /
                               static_cast<double>(o.steps - 1);
 
-  std::vector<double> spreads(local.size(), 0.0);
-  std::vector<std::string> worst(local.size());
-  if (workers > 1)
-    local.run([&](Worker& w) {
-      const std::size_t i = static_cast<std::size_t>(w.index - o.rank * threads);
-      parameter_spread(w, programs.parameters, spreads[i], worst[i]);
-    });
-  for (std::size_t i = 0; i < spreads.size(); ++i)
-    if (spreads[i] > report.max_param_difference) {
-      report.max_param_difference = spreads[i];
-      report.most_different_param = worst[i];
-    }
-  report.accuracy = accuracy(local.first(), programs, data, o.model.dtype);
+  compare_workers(o, threads, local, programs, report);
+  if (clusters) report.accuracy = accuracy(local.first(), programs, *clusters, o.model.dtype);
   if (!o.save_params_dir.empty())
-    local.run([&](Worker& w) { save_parameters(o, w, programs.parameters); });
-
-  char summary[256];
-  std::snprintf(summary, sizeof summary,
-                "rank %d: accuracy %.1f%% on %lld samples (chance %.1f%%); %lld steps in %.2f s",
-                o.rank, 100.0 * report.accuracy, static_cast<long long>(data.size()),
-                100.0 / static_cast<double>(o.model.classes), static_cast<long long>(o.steps), seconds);
-  out << summary << "\n";
-  if (o.steps > 1) {
-    std::snprintf(summary, sizeof summary,
-                  "rank %d: %.3f ms per step after the first (%lld steps; each includes the "
-                  "batch upload and the loss read-back)",
-                  o.rank, 1000.0 * report.seconds_per_step, static_cast<long long>(o.steps - 1));
-    out << summary << "\n";
-  }
+    local.run([&](Worker& w) {
+      save_parameters((std::filesystem::path(o.save_params_dir) /
+                       ("worker" + std::to_string(w.index))).string(),
+                      programs.parameters, *w.runtime, w.scope, w.main->services().comms);
+    });
+  print_summary(o, report, clusters ? clusters->size() : 0, seconds, out);
   report.fused_gradient_bytes = fused_buffer_footprint(local.first(), programs.main,
                                                        report.fused_payload_bytes);
-  if (report.fused_gradient_bytes)
-    out << "rank " << o.rank << ": coalesced gradient buffer(s) on "
-        << local.first().runtime->device().to_string() << ": " << report.fused_gradient_bytes
-        << " bytes (" << report.fused_payload_bytes << " bytes of gradients + "
-        << report.fused_gradient_bytes - report.fused_payload_bytes << " bytes of alignment)\n";
-  const RunCounters& counters = local.first().main->services().counters;
-  if (counters.coalesce_layouts)
-    out << "rank " << o.rank << ": fused gradient buffers laid out " << counters.coalesce_layouts
-        << " time(s), " << counters.coalesce_bytes_copied << " bytes copied into them in all\n";
-  if (report.identical())
-    out << "rank " << o.rank << ": parameters identical on all " << workers << " worker(s): yes\n";
-  else
-    out << "rank " << o.rank << ": parameters identical on all " << workers
-        << " worker(s): NO (largest difference " << report.max_param_difference << " in "
-        << report.most_different_param << ")\n";
+  print_buffers_and_agreement(o, local.first(), report, out);
   if (profile) profile->print(out);
   out.flush();
   return report;

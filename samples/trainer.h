@@ -1,8 +1,10 @@
-// The sample trainer's work for one process: build the MLP programs,
-// transpile them for the chosen mode, train on this process's shards of a
-// synthetic data set (one device thread per local worker), and report the
-// loss per step, the accuracy and whether every worker ends with identical
-// parameters. trainer_main.cc maps the command line onto these options.
+// The sample trainer's work for one process: build the training programs of
+// the chosen model (the MLP, ResNet or BERT: training_programs.h), transpile
+// them for the chosen mode, train on this process's shards of a synthetic
+// data set (feed_sources.h; one device thread per local worker), and report
+// the loss per step, the MLP's accuracy and whether every worker ends with
+// identical parameters. trainer_main.cc maps the command line onto these
+// options.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -12,7 +14,7 @@
 #include <vector>
 
 #include "executor/runtime/tensor.h"
-#include "samples/mlp_model.h"
+#include "samples/training_programs.h"
 
 namespace ctp::samples {
 
@@ -20,7 +22,11 @@ struct TrainerOptions {
   // "none" (one worker, no rewrite) or a transpile mode: grad_allreduce,
   // local_sgd, single_process_multi_thread, multi_thread.
   std::string mode = "grad_allreduce";
+  ModelKind model_kind = ModelKind::Mlp;
+  // The MLP's shape; for every model the optimizer and precision.
   MlpConfig model;
+  ResNetConfig resnet;  // with ModelKind::ResNet
+  BertConfig bert;      // with ModelKind::Bert
   int64_t samples = 4096;  // data set size
   uint64_t data_seed = 7;
   double separation = 2.0, spread = 1.0;  // cluster centres' and points' std
@@ -47,6 +53,11 @@ struct TrainerOptions {
   Device device;                 // the first device thread's; CUDA threads take index + i
   int log_every = 1;             // per-step lines (progress bar and loss), process 0 only
   std::string save_params_dir;   // when set: DIR/worker<g>/<param>.npy after training
+  std::string init_params_dir;   // when set: every worker's parameters from DIR/<param>.npy
+  // Mode none only: each step runs the forward and backward on this many
+  // shards of the global batch and averages their gradients before one
+  // update (micro_batches.h).
+  int micro_batches = 1;
   bool profile = false;          // time every op of worker 0's main program; print after training
   bool batch_ops = true;         // RunServices::batch_ops (off: every op alone, for comparison)
   // RunServices::check_finite: stop at the first op that writes NaN/Inf.
@@ -57,7 +68,9 @@ struct TrainerOptions {
 
 struct TrainerReport {
   std::vector<double> losses;  // per step, mean over this process's workers
-  double accuracy = 0;         // of worker 0 of this process on the whole data set
+  // Of worker 0 of this process on the whole data set (the MLP; the real
+  // models have no evaluation: nullopt).
+  std::optional<double> accuracy;
   double max_param_difference = 0;  // over every worker and parameter element
   std::string most_different_param;
   int workers = 1;

@@ -1,8 +1,10 @@
-// ctp_sample_trainer: trains an MLP classifier on synthetic Gaussian clusters
-// with ctp's collective transpiler and executor, one process per worker (or
-// one process driving several device threads), e.g.
+// ctp_sample_trainer: trains an MLP classifier on synthetic Gaussian clusters,
+// or ResNet or BERT (samples/real_models.h) on synthetic data, with ctp's
+// collective transpiler and executor, one process per worker (or one process
+// driving several device threads), e.g.
 //
 //   ctp launch --nproc 2 -- ctp_sample_trainer --mode grad_allreduce --optimizer adam
+//   ctp launch --nproc 2 -- ctp_sample_trainer --model resnet --depth 18 --width 8
 //
 // It prints a progress bar with the loss per step, and at the end the
 // accuracy and whether every worker holds identical parameters (exit 1 if not).
@@ -23,6 +25,7 @@ extern char** environ;
 namespace {
 
 struct Args {
+  std::string model = "mlp";
   std::string mode = "grad_allreduce";
   std::string optimizer = "sgd";
   std::string dtype = "fp32";
@@ -120,19 +123,72 @@ void apply_options(const Args& a, ctp::samples::TrainerOptions& o) {
                                     : (a.amp == "fp16" ? 1024.0f : 1.0f);
   positive(o.spread, "--spread");
   o.model.hidden = layer_widths(a.hidden);
+  o.model_kind = ctp::samples::model_kind_from_string(a.model);
+  o.resnet.classes = o.model.classes;
+  o.bert.classes = o.model.classes;
   o.mode = a.mode;
   if (a.bucket_mb) o.bucket_bytes = ctp::bucket_bytes_for_mib(positive(*a.bucket_mb, "--bucket-mb"));
+}
+
+// Each model's own options; giving one to another model is a usage error.
+void check_model_options(const CLI::App& app, const std::string& model) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> own = {
+      {"mlp", {"--hidden", "--dim", "--samples", "--spread"}},
+      {"resnet", {"--depth", "--width", "--image-size"}},
+      {"bert", {"--layers", "--hidden-size", "--heads", "--seq-len", "--vocab"}},
+  };
+  for (const auto& [owner, options] : own)
+    for (const std::string& option : options)
+      if (owner != model && app.count(option) > 0)
+        throw UsageError(option + " applies to --model " + owner + ", not --model " + model);
+}
+
+// --model and the real models' own options, with defaults small enough for
+// a CPU to train them in seconds.
+void add_real_model_options(CLI::App& app, Args& a, ctp::samples::TrainerOptions& o) {
+  o.resnet.depth = 18;
+  o.resnet.width = 8;
+  o.resnet.image_size = 32;
+  o.bert.layers = 2;
+  o.bert.hidden = 32;
+  o.bert.heads = 2;
+  o.bert.seq_len = 16;
+  o.bert.vocab = 64;
+  app.add_option("--model", a.model, "mlp, resnet or bert")
+      ->check(CLI::IsMember({"mlp", "resnet", "bert"}))
+      ->capture_default_str();
+  app.add_option("--depth", o.resnet.depth, "resnet: 18, 34, 50, 101 or 152")
+      ->capture_default_str();
+  app.add_option("--width", o.resnet.width, "resnet: channels of the stem (64 in ResNet-50)")
+      ->capture_default_str();
+  app.add_option("--image-size", o.resnet.image_size, "resnet: image height and width (>= 32)")
+      ->capture_default_str();
+  app.add_option("--layers", o.bert.layers, "bert: encoder layers")->capture_default_str();
+  app.add_option("--hidden-size", o.bert.hidden, "bert: hidden size")->capture_default_str();
+  app.add_option("--heads", o.bert.heads, "bert: attention heads")->capture_default_str();
+  app.add_option("--seq-len", o.bert.seq_len, "bert: tokens per sequence")->capture_default_str();
+  app.add_option("--vocab", o.bert.vocab, "bert: vocabulary size")->capture_default_str();
+  app.add_option("--init-params", o.init_params_dir,
+                 "after the startup program, set every trainable parameter from DIR/<name>.npy "
+                 "(Paddle's names; the files --save-params writes for one worker)");
+  app.add_option("--micro-batches", o.micro_batches,
+                 "mode none: run the forward and backward on K shards of each global batch and "
+                 "average their gradients before one update: what K data-parallel workers "
+                 "compute (batch_norm's statistics per shard)")
+      ->capture_default_str();
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"ctp sample trainer: an MLP classifier trained data-parallel with ctp"};
+  CLI::App app{"ctp sample trainer: an MLP classifier, ResNet or BERT trained data-parallel "
+               "with ctp on synthetic data"};
   Args a;
   ctp::samples::TrainerOptions o;
   o.model.input_dim = 8;
   o.model.classes = 4;
   o.steps = 200;
+  add_real_model_options(app, a, o);
   app.add_option("--mode", a.mode,
                  "none, grad_allreduce, local_sgd, single_process_multi_thread or multi_thread")
       ->capture_default_str();
@@ -141,12 +197,15 @@ int main(int argc, char** argv) {
   app.add_option("--steps", o.steps, "training steps")->capture_default_str();
   app.add_option("--batch", o.global_batch, "global batch per step, split over all workers")
       ->capture_default_str();
-  app.add_option("--hidden", a.hidden, "hidden layer widths, comma-separated")->capture_default_str();
-  app.add_option("--dim", o.model.input_dim, "input features")->capture_default_str();
-  app.add_option("--classes", o.model.classes, "classes (clusters)")->capture_default_str();
-  app.add_option("--samples", o.samples, "data set size")->capture_default_str();
+  app.add_option("--hidden", a.hidden, "mlp: hidden layer widths, comma-separated")
+      ->capture_default_str();
+  app.add_option("--dim", o.model.input_dim, "mlp: input features")->capture_default_str();
+  app.add_option("--classes", o.model.classes,
+                 "classes (mlp: clusters; resnet: image classes; bert: token classes)")
+      ->capture_default_str();
+  app.add_option("--samples", o.samples, "mlp: data set size")->capture_default_str();
   app.add_option("--data-seed", o.data_seed, "seed of the data set")->capture_default_str();
-  app.add_option("--spread", o.spread, "cluster standard deviation (higher is harder)")
+  app.add_option("--spread", o.spread, "mlp: cluster standard deviation (higher is harder)")
       ->capture_default_str();
   app.add_option("--seed", o.seed, "initializer seed of worker 0")->capture_default_str();
   app.add_option("--distinct-init", o.distinct_init,
@@ -171,8 +230,9 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", a.dtype, "fp32 or fp64")->check(CLI::IsMember({"fp32", "fp64"}))
       ->capture_default_str();
   app.add_option("--amp", a.amp,
-                 "mixed precision: layers compute (and gradients are all-reduced) in fp16 or "
-                 "bf16 on fp32 parameters")
+                 "mixed precision: the MLP's layers compute (and its gradients are "
+                 "all-reduced) in fp16 or bf16 on fp32 parameters; resnet and bert: bf16 "
+                 "through the AMP rewrite pass (fp32 gradients)")
       ->check(CLI::IsMember({"none", "fp16", "bf16"}))->capture_default_str();
   app.add_option("--loss-scale", a.loss_scale,
                  "static loss scale (default: 1024 with --amp fp16, else 1)");
@@ -209,6 +269,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   };
   try {
+    check_model_options(app, a.model);
     apply_options(a, o);
     apply_identity(a, o);
   } catch (const UsageError& e) {
