@@ -1,4 +1,5 @@
-// The CPU kernels of the shape ops (reshape2, flatten_contiguous_range,
+// The CPU kernels of the shape ops (reshape2 (also to a shape given by
+// tensors), flatten_contiguous_range,
 // flatten2, squeeze2, unsqueeze2, transpose2, slice, stack) against values worked out
 // by hand, their XShape outputs, and their gradients against finite
 // differences. Their shape errors are cases of op_rule_cases.h.
@@ -47,6 +48,47 @@ TEST(KernelsShape, Reshape2CopiesZeroDimsAndInfersMinusOne) {
                     {{"X@GRAD", {"dx"}}}));
   EXPECT_EQ(s.get("dx").shape(), (Shape{2, 3}));
   EXPECT_EQ(values<double>(s.get("dx")), kSix);
+}
+
+// A shape given at run time: ShapeTensor (one element per dim, INT32 or
+// INT64; it wins over Shape) or Shape (a 1-D tensor), with the attribute's
+// rules (0 copies X's dim, one -1 takes the rest).
+TEST(KernelsShape, Reshape2ShapeFromTensors) {
+  Scope s;
+  s.var("x") = tensor<double>({2, 3}, kSix);
+  s.var("three") = tensor<int64_t>({1}, {3});
+  s.var("rest") = tensor<int32_t>({1}, {-1});
+  s.var("zero") = tensor<int32_t>({1}, {0});
+  s.var("shape") = tensor<int32_t>({3}, {1, 6, 1});
+  const auto reshape = [&](std::vector<Slot> inputs) {
+    inputs.insert(inputs.begin(), Slot{"X", {"x"}});
+    run_op(s, make_op("reshape2", std::move(inputs), {{"Out", {"out"}}, {"XShape", {"xs"}}},
+                      {{"shape", int_list({6})}}));
+    return s.get("out");
+  };
+  Tensor out = reshape({{"ShapeTensor", {"three", "rest"}}});
+  EXPECT_EQ(out.shape(), (Shape{3, 2}));
+  EXPECT_EQ(values<double>(out), kSix);
+  EXPECT_EQ(reshape({{"ShapeTensor", {"zero", "three"}}}).shape(), (Shape{2, 3}));
+  EXPECT_EQ(reshape({{"Shape", {"shape"}}}).shape(), (Shape{1, 6, 1}));
+  EXPECT_EQ(reshape({{"Shape", {"shape"}}, {"ShapeTensor", {"rest"}}}).shape(), (Shape{6}));
+  try {
+    reshape({{"ShapeTensor", {"three", "three"}}});
+    FAIL() << "[3, 3] accepted for 6 elements";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("the shape [3, 3] of input ShapeTensor gives [3, 3] "
+                                         "holds 9 elements, but input X 'x' [2, 3] holds 6"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    reshape({{"ShapeTensor", {"shape"}}});
+    FAIL() << "a ShapeTensor of 3 elements accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 3 elements; each ShapeTensor gives one dim"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(KernelsShape, Reshape2InPlaceOnlyChangesTheShape) {

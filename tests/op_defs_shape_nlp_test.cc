@@ -65,6 +65,13 @@ TEST(OpDefsShapeNlp, UnknownBatchDimsStayUnknown) {
   EXPECT_EQ(t.get("rs").shape, (Shape{0, -1, 8, 1, 1}));
   EXPECT_EQ(t.run("reshape2", {{"X", {"x"}}}, {{"Out", {"r0"}}}, {{"shape", ints({0, 2, -1})}}),
             (Shape{-1, 2, -1}));  // the element count is unknown
+  // A shape given by tensors: only the rank is known before run time.
+  t.var("d0", {1}, DataType::INT32).var("d1", {1}, DataType::INT64).var("dims", {3},
+                                                                        DataType::INT32);
+  EXPECT_EQ(t.run("reshape2", {{"X", {"x"}}, {"ShapeTensor", {"d0", "d1"}}}, {{"Out", {"rt"}}}),
+            (Shape{-1, -1}));
+  EXPECT_EQ(t.run("reshape2", {{"X", {"x"}}, {"Shape", {"dims"}}}, {{"Out", {"rd"}}}),
+            (Shape{-1, -1, -1}));
   EXPECT_EQ(t.run("flatten_contiguous_range", {{"X", {"x"}}}, {{"Out", {"f"}}},
                   {{"start_axis", Attribute(int32_t{0})}, {"stop_axis", Attribute(int32_t{1})}}),
             (Shape{-1, 1, 1}));

@@ -257,11 +257,6 @@ inline std::vector<RuleCase> rule_cases() {
                    {{"x", f32({2, 3})}},
                    "attribute 'shape' [0, 5] gives [2, 5] holds 10 elements, but input X 'x' "
                    "[2, 3] holds 6"});
-  cases.push_back({"Reshape2ShapeTensorRefused",
-                   rule_op("reshape2", {x, {"Shape", {"y"}}}, {out}, {{"shape", ints({6})}}),
-                   {{"x", f32({2, 3})}, {"y", filled(DataType::INT32, {1}, 6)}},
-                   "input Shape 'y' gives 'shape' at run time, which ctp does not support; set "
-                   "the 'shape' attribute"});
   cases.push_back({"Reshape2GradXShape",
                    rule_op("reshape2_grad", {xshape_in, dout}, {dx}),
                    {{"xs", f32({2, 3})}, {"dout", f32({6})}},

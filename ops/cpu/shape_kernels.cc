@@ -10,6 +10,7 @@
 // When Out is X itself, only the shape changes.
 #include <cstring>
 
+#include "ops/common/shape_inputs.h"
 #include "ops/common/strided_copy.h"
 #include "ops/cpu/cpu_kernel_util.h"
 #include "ops/schema/meta_shape.h"
@@ -35,6 +36,17 @@ template <auto rule>
 void reinterpret(KernelContext& ctx) {
   const Tensor x = ctx.input("X");
   const meta::ReinterpretMeta m = rule(ctx, meta_of(x));
+  write_xshape(ctx, x, m.xshape);
+  copy_as(x, ctx.output("Out"), m.out_shape);
+}
+
+// reshape2: the shape from ShapeTensor or Shape when the op gives them.
+void reshape2(KernelContext& ctx) {
+  const Tensor x = ctx.input("X");
+  const std::optional<std::vector<int64_t>> given = runtime_shape(
+      ctx, [&](std::string_view slot, std::size_t i) { return ctx.input(slot, i); });
+  const meta::ReinterpretMeta m = given ? meta::reshape2_to(ctx, meta_of(x), *given)
+                                        : meta::reshape2(ctx, meta_of(x));
   write_xshape(ctx, x, m.xshape);
   copy_as(x, ctx.output("Out"), m.out_shape);
 }
@@ -109,7 +121,7 @@ void stack_grad(KernelContext& ctx) {
 
 }  // namespace
 
-CTP_REGISTER_KERNEL(reshape2, CPU, reinterpret<meta::reshape2>);
+CTP_REGISTER_KERNEL(reshape2, CPU, reshape2);
 CTP_REGISTER_KERNEL(flatten_contiguous_range, CPU, reinterpret<meta::flatten_contiguous_range>);
 CTP_REGISTER_KERNEL(flatten2, CPU, reinterpret<meta::flatten2>);
 CTP_REGISTER_KERNEL(squeeze2, CPU, reinterpret<meta::squeeze2>);

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "executor/cuda/cuda_check.h"
+#include "ops/common/shape_inputs.h"
 #include "ops/common/strided_copy.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/shape_device_kernels.h"
@@ -56,6 +57,22 @@ template <auto rule>
 void reinterpret(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");
   const meta::ReinterpretMeta m = rule(ctx, meta_of(x));
+  write_xshape(ctx, x, m.xshape);
+  copy_as(ctx, "X", "Out", m.out_shape);
+}
+
+// reshape2: the shape from ShapeTensor or Shape (read back to the host)
+// when the op gives them.
+void reshape2(KernelContext& ctx) {
+  const Tensor x = device_input(ctx, "X");
+  DeviceContext& dc = device_context(ctx);
+  const std::optional<std::vector<int64_t>> given =
+      runtime_shape(ctx, [&](std::string_view slot, std::size_t i) {
+        const Tensor& t = ctx.input(slot, i);
+        return t.device().kind == DeviceKind::CPU ? t : dc.to_host(t);
+      });
+  const meta::ReinterpretMeta m = given ? meta::reshape2_to(ctx, meta_of(x), *given)
+                                        : meta::reshape2(ctx, meta_of(x));
   write_xshape(ctx, x, m.xshape);
   copy_as(ctx, "X", "Out", m.out_shape);
 }
@@ -132,7 +149,7 @@ void stack_grad(KernelContext& ctx) {
 
 }  // namespace
 
-CTP_REGISTER_KERNEL(reshape2, CUDA, reinterpret<meta::reshape2>);
+CTP_REGISTER_KERNEL(reshape2, CUDA, reshape2);
 CTP_REGISTER_KERNEL(flatten_contiguous_range, CUDA, reinterpret<meta::flatten_contiguous_range>);
 CTP_REGISTER_KERNEL(flatten2, CUDA, reinterpret<meta::flatten2>);
 CTP_REGISTER_KERNEL(squeeze2, CUDA, reinterpret<meta::squeeze2>);

@@ -46,10 +46,12 @@ Shape shape_from_xshape(const OpContext& ctx, std::string_view slot, TensorMeta 
   return Shape(xshape.shape.begin() + 1, xshape.shape.end());
 }
 
-ReinterpretMeta reshape2(const OpContext& ctx, TensorMeta x) {
-  refuse_runtime_inputs(ctx, {"Shape", "ShapeTensor"}, "shape");
-  const std::vector<int64_t> shape = ctx.ints_attr("shape");
-  const std::string attr_text = "attribute 'shape' " + shape_to_string(shape);
+namespace {
+
+// reshape2 to `shape` (a 0 copies X's dim, one -1 takes the rest), which
+// `attr_text` names in errors.
+ReinterpretMeta reshape2_rules(const OpContext& ctx, TensorMeta x,
+                               const std::vector<int64_t>& shape, const std::string& attr_text) {
   Shape out(shape.size());
   std::ptrdiff_t inferred = -1;
   int64_t known = 1;  // product of the other dims; -1 once one is unknown
@@ -81,6 +83,29 @@ ReinterpretMeta reshape2(const OpContext& ctx, TensorMeta x) {
   }
   require_same_count(ctx, x.shape, out, attr_text + " gives");
   return {out, xshape_of(x.shape)};
+}
+
+}  // namespace
+
+ReinterpretMeta reshape2(const OpContext& ctx, TensorMeta x) {
+  // Declared vars: a shape given at run time fixes only Out's rank.
+  if (ctx.has_input("ShapeTensor"))
+    return {Shape(ctx.input_count("ShapeTensor"), -1), xshape_of(x.shape)};
+  if (ctx.has_input("Shape")) {
+    const Var* shape = ctx.block().find_var(ctx.input_names("Shape")[0]);
+    const int64_t rank = shape ? product(shape->shape) : -1;
+    return {rank < 0 ? Shape{-1} : Shape(static_cast<std::size_t>(rank), -1),
+            xshape_of(x.shape)};
+  }
+  const std::vector<int64_t> shape = ctx.ints_attr("shape");
+  return reshape2_rules(ctx, x, shape, "attribute 'shape' " + shape_to_string(shape));
+}
+
+ReinterpretMeta reshape2_to(const OpContext& ctx, TensorMeta x,
+                            const std::vector<int64_t>& runtime_shape) {
+  const char* slot = ctx.has_input("ShapeTensor") ? "ShapeTensor" : "Shape";
+  return reshape2_rules(ctx, x, runtime_shape,
+                        "the shape " + shape_to_string(runtime_shape) + " of input " + slot);
 }
 
 ReinterpretMeta flatten_contiguous_range(const OpContext& ctx, TensorMeta x) {

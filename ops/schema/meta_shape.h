@@ -29,9 +29,13 @@ struct ReinterpretMeta {
   Shape xshape;
 };
 // reshape2 by its `shape` attribute: a 0 copies X's dim at that place, one
-// -1 takes the remaining elements. Shape and ShapeTensor (shapes known only
-// at run time) are refused.
+// -1 takes the remaining elements. When the op has ShapeTensor (one
+// one-element tensor per dim; it wins) or Shape (a 1-D tensor), the shape
+// comes at run time: on declared vars only Out's rank is known, and the
+// kernels pass the values to reshape2_to (the same rules).
 ReinterpretMeta reshape2(const OpContext& ctx, TensorMeta x);
+ReinterpretMeta reshape2_to(const OpContext& ctx, TensorMeta x,
+                            const std::vector<int64_t>& runtime_shape);
 // flatten_contiguous_range: dims start_axis..stop_axis become one (a 0-D X
 // becomes [1]).
 ReinterpretMeta flatten_contiguous_range(const OpContext& ctx, TensorMeta x);

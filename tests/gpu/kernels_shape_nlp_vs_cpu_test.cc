@@ -52,6 +52,24 @@ TEST(GpuKernels, ShapeOpsAndGradsExactlyAsOnTheCpu) {
   expect_same(program, {{"x", shapes}}, outputs, 0, 0);
 }
 
+// reshape2 to a shape given by tensors on the host (fed) and on the GPU (a
+// fill_constant's output), as the CPU reads them.
+TEST(GpuKernels, Reshape2ToShapeTensorsAsOnTheCpu) {
+  CTP_REQUIRE_GPUS(1);
+  ProgramBuilder pb;
+  pb.op("fill_constant").out("Out", "rest").attr("dtype", int32_t{2})
+      .attr("shape", Attribute(std::vector<int64_t>{1})).attr("value", Attribute(-1.0f));
+  pb.op("reshape2").in("X", "x").in("ShapeTensor", std::vector<std::string>{"three", "rest"})
+      .out("Out", "r").out("XShape", "rs");
+  pb.op("reshape2").in("X", "x").in("Shape", "dims").out("Out", "d");
+  Tensor three(DataType::INT64, {1}), dims(DataType::INT32, {3});
+  three.data<int64_t>()[0] = 3;
+  for (int i = 0; i < 3; ++i) dims.data<int32_t>()[i] = std::vector<int32_t>{4, 0, 10}[i];
+  expect_same(pb.build(),
+              {{"x", random_fp32({4, 3, 10}, 85)}, {"three", three}, {"dims", dims}},
+              {"r", "rs", "d"}, 0, 0);
+}
+
 TEST(GpuKernels, LayerNormAndGradFp32Fp64AndHalf) {
   CTP_REQUIRE_GPUS(1);
   const auto program = [](bool params) {
