@@ -27,16 +27,19 @@ void Block::rebuild_index() {
 }
 
 Var& Block::add_var(Var var) {
-  if (var_index_.count(var.name))
-    throw Error(SourceLocation{.block = idx, .var_name = var.name}, "is declared twice");
-  auto it = vars_.insert(vars_.end(), std::move(var));
-  var_index_.emplace(it->name, it);
-  return *it;
+  auto [added, is_new] = emplace_var(std::move(var));
+  if (!is_new)
+    throw Error(SourceLocation{.block = idx, .var_name = added.name}, "is declared twice");
+  return added;
 }
 
-Var& Block::get_or_add_var(Var var) {
-  if (Var* existing = find_var(var.name)) return *existing;
-  return add_var(std::move(var));
+std::pair<Var&, bool> Block::emplace_var(Var var) {
+  // The var goes into the list first, so that the index's key can view its
+  // name there; it comes out again when the name is taken.
+  auto node = vars_.insert(vars_.end(), std::move(var));
+  auto [entry, is_new] = var_index_.try_emplace(node->name, node);
+  if (!is_new) vars_.erase(node);
+  return {*entry->second, is_new};
 }
 
 Var* Block::find_var(std::string_view name) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "program_ir/op.h"
@@ -40,7 +41,12 @@ class Block {
   // Adds a var; throws ctp::Error if the block already declares the name.
   Var& add_var(Var var);
   // Returns the existing var of that name, or adds `var` (Paddle's create_var).
-  Var& get_or_add_var(Var var);
+  Var& get_or_add_var(Var var) { return emplace_var(std::move(var)).first; }
+  // Adds `var` unless the name is declared: the var of that name, and
+  // whether it was added (one lookup, as map::try_emplace).
+  std::pair<Var&, bool> emplace_var(Var var);
+  // Room for `count` vars in the name index, when a reader knows how many.
+  void reserve_vars(std::size_t count) { var_index_.reserve(count); }
   Var* find_var(std::string_view name);
   const Var* find_var(std::string_view name) const;
   // Throws ctp::Error naming the block and the var when it is missing.
@@ -77,8 +83,9 @@ class Block {
   void rebuild_index();
 
   std::list<Var> vars_;
-  std::unordered_map<std::string, std::list<Var>::iterator, NameHash, std::equal_to<>>
-      var_index_;
+  // Keyed by views of the names in vars_: a list node never moves, and no
+  // var is renamed in place, so each view lives as long as its entry.
+  std::unordered_map<std::string_view, std::list<Var>::iterator, NameHash> var_index_;
   OpList ops_;
 };
 

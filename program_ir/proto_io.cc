@@ -479,6 +479,7 @@ Block parse_block(Reader r, SourceLocation& place) {
   long var_index = 0, op_index = 0;
   std::size_t known = 0;
   guarded(place, [&] {
+    block.reserve_vars(count_field(r, fl::block::kVars));
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::block::kIdx:
@@ -491,10 +492,9 @@ Block parse_block(Reader r, SourceLocation& place) {
           break;
         case fl::block::kVars: {
           place.var = var_index++;
-          Var var = parse_var(nested_at(r, tag, start, "vars", place), place);
-          const std::size_t before = block.var_count();
-          const Var& added = block.get_or_add_var(std::move(var));
-          if (block.var_count() == before) {
+          auto [added, is_new] =
+              block.emplace_var(parse_var(nested_at(r, tag, start, "vars", place), place));
+          if (!is_new) {
             place.var_name = added.name;
             fail(place, "declared twice in the block");
           }

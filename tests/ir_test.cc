@@ -41,6 +41,32 @@ TEST(Block, VarLookupByNameAndCopyRebuildsIndex) {
   }
 }
 
+// The name index views the names held in the var list: it must survive the
+// block being moved, copied and grown, for names short and long (held in the
+// string itself or on the heap), and a refused duplicate must leave both alone.
+TEST(Block, VarIndexViewsTheNamesItHolds) {
+  const std::string long_name(40, 'w');
+  Block b;
+  b.reserve_vars(1);
+  for (int i = 0; i < 100; ++i) b.add_var(Var{.name = long_name + std::to_string(i)});
+  b.add_var(Var{.name = "s"});
+  auto [again, added] = b.emplace_var(Var{.name = "s", .dtype = DataType::FP16});
+  EXPECT_FALSE(added);
+  EXPECT_EQ(again.dtype, DataType::FP32);
+  EXPECT_EQ(&b.get_or_add_var(Var{.name = "s"}), &again);
+  EXPECT_EQ(b.var_count(), 101u);
+  Block moved = std::move(b);
+  Block copy = moved;
+  moved.remove_var(long_name + "7");
+  for (const Block* block : {&moved, &copy}) {
+    EXPECT_TRUE(block->has_var(long_name + "99"));
+    EXPECT_TRUE(block->has_var("s"));
+    EXPECT_EQ(&block->var(long_name + "3"), &*std::next(block->vars().begin(), 3));
+  }
+  EXPECT_FALSE(moved.has_var(long_name + "7"));
+  EXPECT_TRUE(copy.has_var(long_name + "7"));
+}
+
 TEST(Attribute, TypesAndMismatches) {
   Attribute i(int32_t{3});
   EXPECT_EQ(i.type(), AttrType::INT);

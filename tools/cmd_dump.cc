@@ -7,6 +7,7 @@
 #include "program_ir/program_io.h"
 #include "program_ir/text_io.h"
 #include "tools/command.h"
+#include "tools/keep_until_exit.h"
 
 namespace ctp::cli {
 namespace {
@@ -44,6 +45,7 @@ const CommandRegistrar kDump([](CLI::App& app) {
     } else {
       write_file_atomically(args->output, out);
     }
+    keep_until_exit(std::move(program));
   });
 });
 

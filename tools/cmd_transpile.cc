@@ -25,6 +25,7 @@
 #include "program_ir/program_io.h"
 #include "program_ir/text_io.h"
 #include "tools/command.h"
+#include "tools/keep_until_exit.h"
 #include "transpilers/collective_choices.h"
 #include "transpilers/rank_specialization.h"
 #include "transpilers/transpiler.h"
@@ -186,7 +187,7 @@ void report(const Transpiler& transpiler, const TranspileReport& report) {
               << describe(*report.parameters, transpiler.collective().params) << "\n";
 }
 
-void stage_all_ranks(const Transpiler& transpiler, Program startup, Program main,
+void stage_all_ranks(const Transpiler& transpiler, Program startup, Program& main,
                      OutputSet& output, const fs::path& out_dir, const Emit& emit) {
   const std::size_t original_ops = startup.global_block().op_count();
   report(transpiler, transpiler.run(startup, main));
@@ -229,12 +230,14 @@ void run_transpile(const TranspileArgs& a) {
   OutputSet output(a.out_dir);
   output.make_directories(a.out_dir);
   if (a.all_ranks) {
-    stage_all_ranks(*transpiler, std::move(startup), std::move(main), output, a.out_dir, emit);
+    stage_all_ranks(*transpiler, std::move(startup), main, output, a.out_dir, emit);
   } else {
     report(*transpiler, transpiler->run(startup, main));
     stage_pair(output, a.out_dir, emit, render(startup, emit), render(main, emit));
+    keep_until_exit(std::move(startup));
   }
   output.commit();
+  keep_until_exit(std::move(main));
 }
 
 // --nrings' help from each transpiler's ring rules.
