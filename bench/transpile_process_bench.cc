@@ -13,7 +13,8 @@
 //    --startup startup.pb --main main.pb -o OUT` as a process of its own, for
 //    each --ctp binary in turn (interleaved, so that two builds see the same
 //    machine). Reported: wall time (best and median of --repeat), the child's
-//    CPU time, its peak resident memory (wait4's ru_maxrss), and the ratios
+//    CPU time, its peak resident memory (wait4's ru_maxrss, measured from a
+//    small launcher process: see Launcher), and the ratios
 //    that issue 15 asks about: wall / libprotobuf's parse of main.pb, peak
 //    memory / input bytes (startup.pb + main.pb), and ns per input op (flat
 //    from size to size when a mode is linear).
@@ -23,6 +24,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
@@ -146,6 +148,108 @@ ProcessRun run_process(const std::vector<std::string>& args, const fs::path& log
   return run;
 }
 
+// Starts the ctp processes from a small process of the bench's own, forked
+// before the bench builds anything. A process started from the bench itself
+// (posix_spawn's vfork, or fork) inherits the bench's memory accounting, so
+// wait4's ru_maxrss would be at least the bench's own high-water mark (the
+// programs and libprotobuf messages it built for the peer rows), not ctp's.
+class Launcher {
+ public:
+  Launcher() {
+    int to[2], from[2];
+    if (pipe(to) != 0 || pipe(from) != 0) throw std::runtime_error("pipe failed");
+    pid_ = fork();
+    if (pid_ < 0) throw std::runtime_error("fork failed");
+    if (pid_ == 0) {
+      close(to[1]);
+      close(from[0]);
+      serve(to[0], from[1]);
+      _exit(0);
+    }
+    close(to[0]);
+    close(from[1]);
+    to_child_ = to[1];
+    from_child_ = from[0];
+  }
+  ~Launcher() {
+    close(to_child_);
+    close(from_child_);
+    waitpid(pid_, nullptr, 0);
+  }
+
+  ProcessRun run(std::vector<std::string> args, const fs::path& log) {
+    args.push_back(log.string());
+    put(to_child_, args.size());
+    for (const std::string& a : args) put_string(to_child_, a);
+    ProcessRun run;
+    get(from_child_, run);
+    const std::string error = get_string(from_child_);
+    if (!error.empty()) throw std::runtime_error(error);
+    return run;
+  }
+
+ private:
+  static void serve(int in, int out) {
+    std::size_t count = 0;
+    while (read_all(in, &count, sizeof count)) {
+      std::vector<std::string> args(count);
+      for (std::string& a : args) a = get_string(in);
+      const fs::path log = args.back();
+      args.pop_back();
+      ProcessRun run;
+      std::string error;
+      try {
+        run = run_process(args, log);
+      } catch (const std::exception& e) {
+        error = e.what();
+      }
+      put(out, run);
+      put_string(out, error);
+    }
+  }
+  static bool read_all(int fd, void* data, std::size_t size) {
+    auto* p = static_cast<char*>(data);
+    while (size > 0) {
+      const ssize_t n = read(fd, p, size);
+      if (n <= 0) return false;
+      p += n;
+      size -= static_cast<std::size_t>(n);
+    }
+    return true;
+  }
+  static void write_all(int fd, const void* data, std::size_t size) {
+    const auto* p = static_cast<const char*>(data);
+    while (size > 0) {
+      const ssize_t n = write(fd, p, size);
+      if (n <= 0) throw std::runtime_error("launcher pipe closed");
+      p += n;
+      size -= static_cast<std::size_t>(n);
+    }
+  }
+  template <typename T>
+  static void put(int fd, const T& value) {
+    write_all(fd, &value, sizeof value);
+  }
+  template <typename T>
+  static void get(int fd, T& value) {
+    if (!read_all(fd, &value, sizeof value)) throw std::runtime_error("launcher pipe closed");
+  }
+  static void put_string(int fd, const std::string& s) {
+    put(fd, s.size());
+    write_all(fd, s.data(), s.size());
+  }
+  static std::string get_string(int fd) {
+    std::size_t size = 0;
+    get(fd, size);
+    std::string s(size, '\0');
+    if (!read_all(fd, s.data(), size)) throw std::runtime_error("launcher pipe closed");
+    return s;
+  }
+
+  pid_t pid_ = -1;
+  int to_child_ = -1, from_child_ = -1;
+};
+
 struct Binary {
   std::string label, path;
 };
@@ -166,6 +270,7 @@ int main(int argc, char** argv) {
   app.add_option("--dir", dir, "where the programs and outputs go");
   app.add_option("--ctp", binaries, "LABEL=PATH of a ctp binary (repeatable; default: this build's)");
   CLI11_PARSE(app, argc, argv);
+  Launcher launcher;  // before anything large is built
   std::vector<Binary> ctps;
   for (const std::string& b : binaries) {
     const auto eq = b.find('=');
@@ -222,7 +327,7 @@ int main(int argc, char** argv) {
           const fs::path out = at / ("out_" + ctps[c].label);
           args.insert(args.end(), {"--rank", "0", "--startup", (at / "startup.pb").string(),
                                    "--main", (at / "main.pb").string(), "-o", out.string()});
-          runs[c].push_back(run_process(args, at / "log.txt"));
+          runs[c].push_back(launcher.run(args, at / "log.txt"));
         }
       }
       for (std::size_t c = 0; c < ctps.size(); ++c) {
