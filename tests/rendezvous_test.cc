@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <cstdio>
 #include <future>
 #include <thread>
 
@@ -101,6 +102,22 @@ TEST(Rendezvous, ReceiverWithoutRankZeroTimesOutNamingItsEndpoint) {
               std::string::npos) << e.what();
   }
   EXPECT_LT(seconds_since(start), 2.5);
+}
+
+// Probed ports come from below the kernel's ephemeral range, where no
+// outgoing connection can take one before the worker binds it.
+TEST(Rendezvous, FreePortsAreChosenBelowTheEphemeralRange) {
+  int low = 0, high = 0;
+  std::FILE* f = std::fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+  if (!f) GTEST_SKIP() << "no /proc/sys/net/ipv4/ip_local_port_range";
+  const bool read = std::fscanf(f, "%d %d", &low, &high) == 2;
+  std::fclose(f);
+  if (!read || low <= 2048) GTEST_SKIP() << "no room below the ephemeral range " << low;
+  for (int i = 0; i < 20; ++i) {
+    const int port = net::pick_free_port();
+    EXPECT_GE(port, low / 2);
+    EXPECT_LT(port, low);
+  }
 }
 
 TEST(Rendezvous, PortInUseIsAClearError) {
