@@ -24,6 +24,7 @@
 #include "executor/thread_group_driver.h"
 #include "executor/worker_env.h"
 #include "program_ir/atomic_file.h"
+#include "program_ir/persistables.h"
 #include "program_ir/program_io.h"
 #include "tools/command.h"
 
@@ -34,6 +35,7 @@ namespace {
 
 struct RunArgs {
   std::string startup, main;
+  std::string params_dir, params_file;
   int64_t steps = 1;
   int64_t batch = 1;
   std::vector<std::string> feeds;
@@ -92,7 +94,30 @@ std::string value_text(const Tensor& t) {
   return describe_tensor(t, 8);
 }
 
+// The startup program, then (with --load-params / --load-params-file) a load
+// of every persistable tensor of `main` from Paddle's saved files, which so
+// wins over whatever the startup program gave them.
+Program startup_with_params(const RunArgs& a, const Program& main, int rank) {
+  Program startup = a.startup.empty() ? Program::with_global_block()
+                                      : load_program_file(with_rank(a.startup, rank));
+  if (a.params_dir.empty() && a.params_file.empty()) return startup;
+  LoadPersistablesOptions load;
+  load.dir = with_rank(a.params_dir, rank);
+  if (!a.params_file.empty()) load.combined_file = with_rank(a.params_file, rank);
+  const Program loads = load_persistables_program(main, load);
+  Block& block = startup.global_block();
+  for (const Var& v : loads.global_block().vars()) block.get_or_add_var(v);
+  for (const Op& op : loads.global_block().ops()) block.append_op(op);
+  return startup;
+}
+
 void run(const RunArgs& a) {
+  if (a.startup.empty() && a.params_dir.empty() && a.params_file.empty())
+    throw UsageError("--startup, --load-params or --load-params-file is required (what gives "
+                     "the parameters their values)");
+  if (!a.params_dir.empty() && !a.params_file.empty())
+    throw UsageError("--load-params and --load-params-file exclude each other (a directory of "
+                     "per-var files, or one combined file)");
   if (a.steps < 0) throw UsageError("--steps must be 0 or more");
   if (a.batch < 1) throw UsageError("--batch must be 1 or more");
   if (a.threads < 1) throw UsageError("--threads must be 1 or more");
@@ -118,10 +143,9 @@ void run(const RunArgs& a) {
     comm.timeout = *id.comm_timeout;
   }
 
-  const std::string startup_path = with_rank(a.startup, rank);
   const std::string main_path = with_rank(a.main, rank);
-  const Program startup = load_program_file(startup_path);
   const Program main = load_program_file(main_path);
+  const Program startup = startup_with_params(a, main, rank);
   ProgramRunOptions options;
   options.batch = a.batch;
   options.fetch = a.fetch;
@@ -220,8 +244,17 @@ const CommandRegistrar registrar([](CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand(
       "run", "Run a startup program once and a main program for K steps, printing fetched values");
-  cmd->add_option("--startup", args->startup, "Startup program (protobuf or JSON)")
-      ->required();
+  cmd->add_option("--startup", args->startup,
+                  "Startup program (protobuf or JSON); may be left out with --load-params or "
+                  "--load-params-file");
+  cmd->add_option("--load-params", args->params_dir,
+                  "Load every persistable tensor of the main program from DIR/<var name>, "
+                  "Paddle's per-var files (save_persistables, save_inference_model without "
+                  "params_filename), after the startup program");
+  cmd->add_option("--load-params-file", args->params_file,
+                  "Load every persistable tensor of the main program from one combined file, "
+                  "in the order of the vars' names (Paddle's __params__ / .pdiparams: "
+                  "save_inference_model with params_filename), after the startup program");
   cmd->add_option("--main", args->main, "Main program (protobuf or JSON)")
       ->required();
   cmd->add_option("--steps", args->steps, "Steps of the main program")->capture_default_str();
