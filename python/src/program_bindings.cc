@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 
 #include "program_ir/atomic_file.h"
+#include "program_ir/persistables.h"
 #include "program_ir/program_io.h"
 #include "program_ir/text_io.h"
 #include "python/src/bindings.h"
@@ -290,6 +291,20 @@ void bind_program(py::module_& m) {
         "Reads a program file, protobuf or JSON (same as Program.load)");
   m.def("loads", &parse_bytes, "data"_a, "source"_a = "<bytes>",
         "Parses protobuf or JSON bytes (same as Program.from_bytes)");
+  m.def("persistable_tensor_names", &persistable_tensor_names, "program"_a,
+        "The persistable LOD_TENSOR vars of the global block, sorted (the order of a combined "
+        "parameter file)");
+  m.def(
+      "load_persistables_program",
+      [](const Program& main, std::optional<std::string> dir, std::optional<std::string> file) {
+        if (dir.has_value() == file.has_value())
+          throw py::value_error("give one of dir (Paddle's per-var files) or file (one combined "
+                                "file)");
+        return load_persistables_program(main, {dir.value_or(""), file});
+      },
+      "main"_a, py::kw_only(), "dir"_a = py::none(), "file"_a = py::none(),
+      "A program of load ops (one load_combine with file=) that reads main's persistable "
+      "tensors from Paddle's saved parameter files (ctp run --load-params / --load-params-file)");
   m.def("detect_format", [](const py::bytes& data) {
     return detect_program_format(std::string(data)) == ProgramFormat::Json ? "json" : "proto";
   }, "data"_a);

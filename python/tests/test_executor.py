@@ -40,6 +40,31 @@ def test_feeds_and_fetches_are_numpy_arrays():
     assert scope.get("y")[0, 0] != 100
 
 
+def test_parameters_load_from_paddles_files(tmp_path):
+    program = mul_program()
+    assert ctp.persistable_tensor_names(program) == ["w"]
+    runtime = ctp.DeviceRuntime("cpu")
+    w = np.arange(6, dtype=np.float32).reshape(3, 2)
+    saver = ctp.ProgramBuilder()
+    saver.op("save_combine").input("X", ["w"]).attr("file_path", str(tmp_path / "params"))
+    scope = ctp.Scope()
+    runtime.bind(scope, "w", w)
+    ctp.Executor(saver.build(), runtime).run(scope)
+    fresh = ctp.Scope()
+    loader = ctp.load_persistables_program(program, file=str(tmp_path / "params"))
+    assert [op.type for op in loader.global_block.ops] == ["load_combine"]
+    ctp.Executor(loader, runtime).run(fresh)
+    np.testing.assert_array_equal(runtime.fetch(fresh, "w"), w)
+    x = np.ones((1, 3), dtype=np.float32)
+    (y,) = ctp.Executor(program, runtime).run(fresh, feed={"x": x}, fetch=["y"])
+    np.testing.assert_allclose(y, x @ w)
+    with pytest.raises(ValueError):
+        ctp.load_persistables_program(program)
+    with pytest.raises(ctp.Error, match="missing"):
+        ctp.Executor(ctp.load_persistables_program(program, dir=str(tmp_path / "missing")),
+                     runtime).run(ctp.Scope())
+
+
 def test_sample_mlp_trains_on_one_worker():
     model = ctp.samples.mlp()
     runtime = ctp.DeviceRuntime()
