@@ -1,9 +1,10 @@
 // Paddle's parameter files: the save / save_combine / load / load_combine ops
 // (ops/common/persistence_ops.h), their byte layout against one written out
 // by hand from Paddle's SerializeToStream and against libprotobuf's
-// TensorDesc, their errors, and `ctp run --load-params DIR | --load-params-file FILE`,
-// which loads a main program's persistables from such files (also on a real
-// model of ../shared/realworld, skipping visibly without it).
+// TensorDesc, their errors, and `ctp run --load-params DIR | --load-params-file
+// FILE`, which loads a main program's persistables from such files (also on a
+// real model of ../shared/realworld, skipping visibly without it), and
+// --save-params(-file), which writes them back.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -246,7 +247,17 @@ TEST(ParamsFiles, CtpRunLoadsPersistablesFromDirOrCombinedFile) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("y = [1, 2] FP32 = [7, 10]"), std::string::npos) << how << "\n" << r.output;
   }
-  test::CommandResult r = test::run_command(base);
+  // --save-params(-file) writes them back as they came: the same bytes.
+  test::CommandResult r = test::run_command(base + "--load-params-file " + (dir / "params.bin") +
+                                            " --save-params-file " + (dir / "again/params.bin"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_file(dir / "again/params.bin"), read_file(dir / "params.bin"));
+  r = test::run_command(base + "--load-params " + (dir / "params") + " --steps 0 --save-params " +
+                        (dir / "again_dir"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(read_file(dir / "again_dir/w"), read_file(dir / "params/w"));
+
+  r = test::run_command(base);
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--startup, --load-params or --load-params-file is required"), std::string::npos)
       << r.output;

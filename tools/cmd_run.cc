@@ -20,6 +20,7 @@
 #include "executor/runtime/device_runtime.h"
 #include "executor/runtime/npy.h"
 #include "executor/op_profile.h"
+#include "ops/common/paddle_tensor_file.h"
 #include "executor/program_runner.h"
 #include "executor/thread_group_driver.h"
 #include "executor/worker_env.h"
@@ -35,7 +36,8 @@ namespace {
 
 struct RunArgs {
   std::string startup, main;
-  std::string params_dir, params_file;
+  std::string params_dir, params_file;            // --load-params(-file)
+  std::string save_params_dir, save_params_file;  // --save-params(-file)
   int64_t steps = 1;
   int64_t batch = 1;
   std::vector<std::string> feeds;
@@ -86,6 +88,44 @@ void save_fetched(const std::string& dir_arg, const Fetched& fetched) {
   out.commit();
 }
 
+// After the run: every persistable tensor of `main` as worker 0 of this
+// process holds it, in Paddle's files (what --load-params / --load-params-file
+// read back, and Paddle's load_persistables too), all written or none. With
+// {rank} in the path every rank writes its own; without it rank 0 alone
+// writes (the synchronous modes leave every rank the same parameters).
+void save_params(const RunArgs& a, int rank, const Program& main, ProgramRunner& first,
+                 DeviceRuntime& runtime, CommunicatorManager* comms) {
+  const bool to_dir = !a.save_params_dir.empty();
+  const std::string& spec = to_dir ? a.save_params_dir : a.save_params_file;
+  if (spec.empty() || (rank != 0 && spec.find("{rank}") == std::string::npos)) return;
+  const std::filesystem::path path =
+      std::filesystem::path(with_rank(spec, rank)).lexically_normal();
+  std::filesystem::path existing = to_dir ? path : path.parent_path();
+  while (!existing.empty() && !std::filesystem::exists(existing)) existing = existing.parent_path();
+  OutputSet out(existing.empty() ? "." : existing.string());
+  std::string combined;
+  for (const std::string& name : persistable_tensor_names(main)) {
+    const Tensor* value = first.scope().find(name);
+    if (!value || !value->initialized())
+      throw Error("--save-params: persistable var '" + name + "' holds no value after the run");
+    const Tensor host = runtime.to_host(*value, comms);
+    if (!to_dir) {
+      paddle_file::append_tensor(combined, host);
+      continue;
+    }
+    std::string bytes;
+    paddle_file::append_tensor(bytes, host);
+    const std::filesystem::path file = path / name;  // a '/' in a name: a subdirectory, as Paddle's
+    out.make_directories(file.parent_path().string());
+    out.stage(file.string(), bytes);
+  }
+  if (!to_dir) {
+    if (!path.parent_path().empty()) out.make_directories(path.parent_path().string());
+    out.stage(path.string(), combined);
+  }
+  out.commit();
+}
+
 std::string value_text(const Tensor& t) {
   if (t.numel() == 1) {
     const std::string full = describe_tensor(t, 1);
@@ -115,6 +155,8 @@ void run(const RunArgs& a) {
   if (a.startup.empty() && a.params_dir.empty() && a.params_file.empty())
     throw UsageError("--startup, --load-params or --load-params-file is required (what gives "
                      "the parameters their values)");
+  if (!a.save_params_dir.empty() && !a.save_params_file.empty())
+    throw UsageError("--save-params and --save-params-file exclude each other");
   if (!a.params_dir.empty() && !a.params_file.empty())
     throw UsageError("--load-params and --load-params-file exclude each other (a directory of "
                      "per-var files, or one combined file)");
@@ -238,6 +280,7 @@ void run(const RunArgs& a) {
   if (profile) profile->print(std::cout);
   check_written(std::cout, "standard output");
   if (!a.save_fetched.empty()) save_fetched(a.save_fetched, fetched[0]);
+  save_params(a, rank, main, first, *runtimes[0], threads ? &threads->comms(0) : single.get());
 }
 
 const CommandRegistrar registrar([](CLI::App& app) {
@@ -251,6 +294,14 @@ const CommandRegistrar registrar([](CLI::App& app) {
                   "Load every persistable tensor of the main program from DIR/<var name>, "
                   "Paddle's per-var files (save_persistables, save_inference_model without "
                   "params_filename), after the startup program");
+  cmd->add_option("--save-params", args->save_params_dir,
+                  "After the run, write every persistable tensor of the main program as "
+                  "DIR/<var name> in Paddle's format (what --load-params reads); rank 0 only "
+                  "unless the path holds {rank}");
+  cmd->add_option("--save-params-file", args->save_params_file,
+                  "After the run, write every persistable tensor of the main program into one "
+                  "combined file, in the order of their names (what --load-params-file reads); "
+                  "rank 0 only unless the path holds {rank}");
   cmd->add_option("--load-params-file", args->params_file,
                   "Load every persistable tensor of the main program from one combined file, "
                   "in the order of the vars' names (Paddle's __params__ / .pdiparams: "
