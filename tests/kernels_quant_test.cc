@@ -24,14 +24,6 @@ Op quantize_op(const std::string& type, std::vector<NamedAttribute> attrs,
                  {{"Out", {"out"}}, {"OutScale", {out_scale}}}, std::move(attrs));
 }
 
-std::string error_of(Scope& s, const Op& op) {
-  try {
-    run_op(s, op);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // bit_length 2: one level each side (bin_cnt 1), so with scale 1 a level is
 // x rounded, and the two modes part on every half and at the negative end.
@@ -117,31 +109,31 @@ TEST(KernelsQuant, UnsupportedFormsAreErrorsNamingTheOp) {
 
   Op training = make_op(type, {{"X", {"x"}}, {"InScale", {"scale"}}},
                         {{"Out", {"out"}}, {"OutScale", {"scale"}}});
-  std::string what = error_of(s, training);
+  std::string what = test::run_op_error(s, training);
   EXPECT_NE(what.find("'" + type + "'"), std::string::npos) << what;
   EXPECT_NE(what.find("attribute is_test is false: the training form"), std::string::npos) << what;
 
-  what = error_of(s, quantize_op(type, {{"bit_length", Attribute(int32_t{17})}}));
+  what = test::run_op_error(s, quantize_op(type, {{"bit_length", Attribute(int32_t{17})}}));
   EXPECT_NE(what.find("attribute bit_length is 17; it must be in [1, 16]"), std::string::npos)
       << what;
-  what = error_of(s, quantize_op(type, {{"round_type", Attribute(int32_t{2})}}));
+  what = test::run_op_error(s, quantize_op(type, {{"round_type", Attribute(int32_t{2})}}));
   EXPECT_NE(what.find("attribute round_type is 2"), std::string::npos) << what;
 
   Op two_scales = make_op(type, {{"X", {"x"}}, {"InScale", {"scales"}}},
                           {{"Out", {"out"}}, {"OutScale", {"scales"}}}, {{"is_test", Attribute(true)}});
-  what = error_of(s, two_scales);
+  what = test::run_op_error(s, two_scales);
   EXPECT_NE(what.find("input InScale 'scales' [2] must hold one element"), std::string::npos)
       << what;
 
   s.var("ints") = tensor<int32_t>({2}, {1, 2});
   Op int_x = make_op(type, {{"X", {"ints"}}, {"InScale", {"scale"}}},
                      {{"Out", {"out"}}, {"OutScale", {"scale"}}}, {{"is_test", Attribute(true)}});
-  what = error_of(s, int_x);
+  what = test::run_op_error(s, int_x);
   EXPECT_NE(what.find("has dtype INT32; the op takes FP32 or FP64"), std::string::npos) << what;
 
   Op zero_range = make_op("fake_dequantize_max_abs", {{"X", {"x"}}, {"Scale", {"scale"}}},
                           {{"Out", {"out"}}}, {{"max_range", Attribute(0.0f)}});
-  what = error_of(s, zero_range);
+  what = test::run_op_error(s, zero_range);
   EXPECT_NE(what.find("'fake_dequantize_max_abs'"), std::string::npos) << what;
   EXPECT_NE(what.find("attribute max_range is 0; it must be positive"), std::string::npos) << what;
 }

@@ -68,6 +68,16 @@ inline void run_op(Scope& scope, const Op& op, RunServices services = {}) {
   executor.run(scope);
 }
 
+// The error text of running `op` alone, or "(no error)".
+inline std::string run_op_error(Scope& scope, const Op& op) {
+  try {
+    run_op(scope, op);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
 template <typename T>
 void expect_near(const std::vector<T>& actual, const std::vector<T>& expected, double tol) {
   ASSERT_EQ(actual.size(), expected.size());

@@ -47,14 +47,6 @@ Op load_op(const std::string& type, std::vector<std::string> outs, const std::st
   attrs.push_back({"file_path", Attribute(path)});
   return make_op(type, {}, {{"Out", std::move(outs)}}, std::move(attrs));
 }
-std::string error_of(Scope& s, const Op& op) {
-  try {
-    run_op(s, op);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // Paddle's layout, field by field (lod_tensor.cc SerializeToStream,
 // tensor_util.cc TensorToStream): versions, no LoD, TensorDesc{data_type:
@@ -141,29 +133,29 @@ TEST(ParamsFiles, BadFilesAreErrorsNamingTheFileAndVar) {
   const std::string bytes = read_file(dir / "ab");
 
   write_file_atomically(dir / "short", bytes.substr(0, bytes.size() - 3));
-  std::string what = error_of(s, load_op("load_combine", {"a", "b"}, dir / "short"));
+  std::string what = test::run_op_error(s, load_op("load_combine", {"a", "b"}, dir / "short"));
   EXPECT_NE(what.find("'load_combine'"), std::string::npos) << what;
   EXPECT_NE(what.find("short', tensor 2 of 2 (var 'b')"), std::string::npos) << what;
   EXPECT_NE(what.find("the file ends inside the tensor data"), std::string::npos) << what;
 
-  what = error_of(s, load_op("load_combine", {"a", "b", "c"}, dir / "ab"));
+  what = test::run_op_error(s, load_op("load_combine", {"a", "b", "c"}, dir / "ab"));
   EXPECT_NE(what.find("tensor 3 of 3 (var 'c'): the file ends after 2 tensor(s)"),
             std::string::npos) << what;
-  what = error_of(s, load_op("load_combine", {"a"}, dir / "ab"));
+  what = test::run_op_error(s, load_op("load_combine", {"a"}, dir / "ab"));
   EXPECT_NE(what.find("more byte(s) after the 1 tensor(s) the op loads"), std::string::npos)
       << what;
-  what = error_of(s, load_op("load", {"a"}, dir / "missing"));
+  what = test::run_op_error(s, load_op("load", {"a"}, dir / "missing"));
   EXPECT_NE(what.find("missing"), std::string::npos) << what;
 
   std::string bad = bytes;
   bad[0] = 7;  // a LoDTensor version Paddle never wrote
   write_file_atomically(dir / "bad", bad);
-  what = error_of(s, load_op("load_combine", {"a", "b"}, dir / "bad"));
+  what = test::run_op_error(s, load_op("load_combine", {"a", "b"}, dir / "bad"));
   EXPECT_NE(what.find("byte 4: LoDTensor version 7, expected 0"), std::string::npos) << what;
 
-  what = error_of(s, load_op("load", {"a"}, dir / "ab", {{"seek", Attribute(int64_t{8})}}));
+  what = test::run_op_error(s, load_op("load", {"a"}, dir / "ab", {{"seek", Attribute(int64_t{8})}}));
   EXPECT_NE(what.find("attribute seek is 8"), std::string::npos) << what;
-  what = error_of(s, save_op("save", {"a"}, dir / "ab", {{"overwrite", Attribute(false)}}));
+  what = test::run_op_error(s, save_op("save", {"a"}, dir / "ab", {{"overwrite", Attribute(false)}}));
   EXPECT_NE(what.find("exists and attribute overwrite is false"), std::string::npos) << what;
 }
 
@@ -174,7 +166,7 @@ TEST(ParamsFiles, AFailedSaveChangesNothingOnDisk) {
   write_file_atomically(dir / "taken", "not a directory");
   Scope s;
   s.var("a") = tensor<float>({1}, {1});
-  const std::string what = error_of(s, save_op("save", {"a"}, dir / "taken/new/f"));
+  const std::string what = test::run_op_error(s, save_op("save", {"a"}, dir / "taken/new/f"));
   EXPECT_NE(what.find("'save'"), std::string::npos) << what;
   EXPECT_NE(what.find("taken"), std::string::npos) << what;
   EXPECT_EQ(read_file(dir / "taken"), "not a directory");
