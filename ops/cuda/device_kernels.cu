@@ -328,6 +328,26 @@ static int64_t trailing_period(const int64_t* strides, const BroadcastIndex& ind
   return period;
 }
 
+// Whether an operand is broadcast over leading and trailing dims only, its
+// own dims (laid out as in the output) in between: then its element for
+// output o is (o / inner) % mid. A full operand (no broadcast dim) is not.
+static bool middle_run(const int64_t* strides, const BroadcastIndex& index, int64_t& inner,
+                       int64_t& mid) {
+  inner = 1;
+  mid = 1;
+  int k = index.rank - 1;
+  for (; k >= 0 && (strides[k] == 0 || index.out_shape[k] == 1); --k) inner *= index.out_shape[k];
+  int64_t own_stride = 1;
+  for (; k >= 0 && index.out_shape[k] != 1 && strides[k] != 0; --k) {
+    if (strides[k] != own_stride) return false;
+    own_stride *= index.out_shape[k];
+  }
+  mid = own_stride;
+  for (; k >= 0; --k)
+    if (strides[k] != 0 && index.out_shape[k] != 1) return false;
+  return inner > 1;
+}
+
 template <typename T>
 void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& index, Stream s) {
   int64_t n = 1;
@@ -339,6 +359,18 @@ void binary(Binary op, const T* x, const T* y, T* out, const BroadcastIndex& ind
   if (x_period > 0 && y_period > 0 && n <= std::numeric_limits<int32_t>::max()) {
     periodic_binary(op, x, y, out, n, x_period, y_period, s);
     return;
+  }
+  // One full operand and one with its dims in the middle (a channel bias).
+  int64_t inner = 1, mid = 1;
+  if (n <= std::numeric_limits<int32_t>::max()) {
+    if (x_period == n && middle_run(index.y_strides, index, inner, mid)) {
+      middle_broadcast_binary(op, x, y, out, n, inner, mid, true, s);
+      return;
+    }
+    if (y_period == n && middle_run(index.x_strides, index, inner, mid)) {
+      middle_broadcast_binary(op, x, y, out, n, inner, mid, false, s);
+      return;
+    }
   }
   binary_kernel<T><<<grid_for(n), kThreads, 0, s>>>(op, x, y, out, index, n);
 }

@@ -90,6 +90,15 @@ template <typename T>
 void periodic_binary(Binary op, const T* x, const T* y, T* out, int64_t n, int64_t x_period,
                      int64_t y_period, Stream s);
 
+// binary over a full operand (the output's layout) and one broadcast over
+// leading and trailing dims, whose own dims sit in the middle, e.g. a
+// channel bias [C] added to [N, C, H, W] at axis 1: the broadcast operand's
+// element for output o is (o / inner) % mid. n below 2^31. With inner a
+// multiple of the pack size, a pack of outputs shares one element of it.
+template <typename T>
+void middle_broadcast_binary(Binary op, const T* x, const T* y, T* out, int64_t n,
+                             int64_t inner, int64_t mid, bool y_is_broadcast, Stream s);
+
 // binary_grad where nothing is summed (the gradient has the output's
 // layout): 0 + the contribution (so -0 becomes +0, as on the CPU), times
 // factor, negated for Sub's Y; 16-byte packs where aligned.

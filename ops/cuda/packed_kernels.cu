@@ -165,6 +165,30 @@ __global__ void periodic_binary_pack_kernel(Binary op, const T* x, const T* y, T
   }
 }
 
+// out = op(x, y) with the broadcast operand read at (o / inner) % mid; the
+// operands keep their order (op may not commute).
+template <int N, typename T>
+__global__ void middle_broadcast_pack_kernel(Binary op, const T* full, const T* small, T* out,
+                                             uint32_t n, uint32_t inner, uint32_t mid,
+                                             bool small_is_y) {
+  const uint32_t packs = n / N;
+  const uint32_t stride = gridDim.x * blockDim.x;
+  for (uint32_t p = blockIdx.x * blockDim.x + threadIdx.x; p < packs; p += stride) {
+    const uint32_t o = p * N;
+    const Pack<T, N> a = *reinterpret_cast<const Pack<T, N>*>(full + o);
+    const Compute<T> b = widen(small[(o / inner) % mid]);
+    Pack<T, N> r;
+#pragma unroll
+    for (int u = 0; u < N; ++u)
+      r.v[u] = narrow<T>(small_is_y ? apply(op, widen(a.v[u]), b) : apply(op, b, widen(a.v[u])));
+    reinterpret_cast<Pack<T, N>*>(out)[p] = r;
+  }
+  for (uint32_t o = packs * N + blockIdx.x * blockDim.x + threadIdx.x; o < n; o += stride) {
+    const Compute<T> a = widen(full[o]), b = widen(small[(o / inner) % mid]);
+    out[o] = narrow<T>(small_is_y ? apply(op, a, b) : apply(op, b, a));
+  }
+}
+
 constexpr int kTasksPerLaunch = 96;
 
 // Block b runs its chunk of one task (multi_tensor.cuh): f over one operand
@@ -212,6 +236,22 @@ void periodic_binary(Binary op, const T* x, const T* y, T* out, int64_t n, int64
         op, x, y, out, n32, xp, yp);
   else
     periodic_binary_pack_kernel<1, T><<<grid_for(n), kThreads, 0, s>>>(op, x, y, out, n32, xp, yp);
+}
+
+template <typename T>
+void middle_broadcast_binary(Binary op, const T* x, const T* y, T* out, int64_t n,
+                             int64_t inner, int64_t mid, bool y_is_broadcast, Stream s) {
+  constexpr int N = pack_size<T>();
+  const T* full = y_is_broadcast ? x : y;
+  const T* small = y_is_broadcast ? y : x;
+  const auto n32 = static_cast<uint32_t>(n), in32 = static_cast<uint32_t>(inner),
+             mid32 = static_cast<uint32_t>(mid);
+  if (inner % N == 0 && aligned_for_packs<N>(full) && aligned_for_packs<N>(out))
+    middle_broadcast_pack_kernel<N, T><<<grid_for((n + N - 1) / N), kThreads, 0, s>>>(
+        op, full, small, out, n32, in32, mid32, y_is_broadcast);
+  else
+    middle_broadcast_pack_kernel<1, T><<<grid_for(n), kThreads, 0, s>>>(
+        op, full, small, out, n32, in32, mid32, y_is_broadcast);
 }
 
 template <typename T>
@@ -272,6 +312,8 @@ void multi_sgd(const TensorTask* tasks, std::size_t count, Scalar lr, Stream s) 
 #define CTP_INSTANTIATE_PACKED_KERNELS(T)                                                  \
   template void detail::periodic_binary<T>(Binary, const T*, const T*, T*, int64_t, int64_t, \
                                            int64_t, Stream);                              \
+  template void detail::middle_broadcast_binary<T>(Binary, const T*, const T*, T*, int64_t, \
+                                                   int64_t, int64_t, bool, Stream);          \
   template void detail::packed_dense_grad<T>(Binary, bool, const T*, const T*, T*, int64_t, \
                                              double, Stream);                             \
   template void relu<T>(const T*, T*, int64_t, Stream);                                   \

@@ -38,8 +38,10 @@ TEST(GpuKernels, ElementwiseWithAxisBroadcastAndGrads) {
 }
 
 // Operands broadcast only over leading dims (a bias, a same-shape operand, a
-// scalar) take the 32-bit periodic kernel; the others the general one. Both
-// must give the CPU's results bit for bit.
+// scalar) take the 32-bit periodic kernel; a full operand beside one whose
+// dims sit between broadcast ones (a channel bias at axis 1) the
+// middle-broadcast kernel; the others the general one. All must give the
+// CPU's results bit for bit.
 TEST(GpuKernels, ElementwiseForwardBroadcastLayouts) {
   CTP_REQUIRE_GPUS(1);
   struct Case {
@@ -59,6 +61,12 @@ TEST(GpuKernels, ElementwiseForwardBroadcastLayouts) {
       {{33, 40}, {40}, 1},
       {{3, 8, 16}, {8, 16}, 1},
       {{1001}, {1001}, -1},
+      // Middle broadcast: channel biases (inner 20: single elements for BF16;
+      // inner 64: packs), X the broadcast one, no leading dims.
+      {{2, 3, 4, 5}, {3}, 1},
+      {{8, 16, 8, 8}, {16}, 1},
+      {{3}, {2, 3, 4}, 1},
+      {{2, 3, 4}, {2, 3}, 0},
   };
   int seed = 10;
   for (const char* type : {"elementwise_add", "elementwise_sub", "elementwise_mul"})
