@@ -139,7 +139,7 @@ uint64_t fused_buffer_footprint(Worker& w, const Program& main, uint64_t& payloa
 
 // The options of the real models and of --micro-batches.
 void check_model_options(const TrainerOptions& o) {
-  check_model_choice(ModelChoice{o.model_kind, o.model, o.resnet, o.bert});
+  check_model_choice(ModelChoice{o.model_kind, o.model, o.resnet, o.bert, o.loss_scaling});
   if (o.micro_batches < 1) throw Error("--micro-batches must be 1 or more");
   if (o.micro_batches > 1) {
     if (o.mode != "none")
@@ -290,6 +290,18 @@ void print_summary(const TrainerOptions& o, const TrainerReport& report, int64_t
   }
 }
 
+// The loss scale the steps left, beside the one they started from.
+std::optional<double> final_loss_scaling(const TrainerOptions& o, Worker& first,
+                                         const TrainingPrograms& programs, std::ostream& out) {
+  if (programs.loss_scaling.empty()) return std::nullopt;
+  const Tensor scale =
+      first.runtime->to_host(first.scope.get(programs.loss_scaling), first.main->services().comms);
+  const double value = scale.data<float>()[0];
+  out << "rank " << o.rank << ": loss scaling " << value << " after the last step (from "
+      << o.loss_scaling->init_loss_scaling << ")\n";
+  return value;
+}
+
 void print_buffers_and_agreement(const TrainerOptions& o, Worker& first,
                                  const TrainerReport& report, std::ostream& out) {
   if (report.fused_gradient_bytes)
@@ -365,7 +377,7 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
   check_trainer_options(o);
   const int workers = o.world_size * threads;
   TrainingPrograms programs = build_training_programs(
-      ModelChoice{o.model_kind, o.model, o.resnet, o.bert});
+      ModelChoice{o.model_kind, o.model, o.resnet, o.bert, o.loss_scaling});
   transpile_programs(o, threads, programs);
   std::optional<MicroBatchPrograms> micro;
   if (o.micro_batches > 1) micro = split_at_update(programs.main);
@@ -425,6 +437,7 @@ TrainerReport run_trainer(const TrainerOptions& o, std::ostream& out) {
                       programs.parameters, *w.runtime, w.scope, w.main->services().comms);
     });
   print_summary(o, report, clusters ? clusters->size() : 0, seconds, out);
+  report.final_loss_scaling = final_loss_scaling(o, local.first(), programs, out);
   report.fused_gradient_bytes = fused_buffer_footprint(local.first(), programs.main,
                                                        report.fused_payload_bytes);
   print_buffers_and_agreement(o, local.first(), report, out);

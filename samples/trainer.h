@@ -27,6 +27,8 @@ struct TrainerOptions {
   MlpConfig model;
   ResNetConfig resnet;  // with ModelKind::ResNet
   BertConfig bert;      // with ModelKind::Bert
+  // resnet and bert under --amp: Paddle's loss scaling (unset: none).
+  std::optional<LossScalingOptions> loss_scaling;
   int64_t samples = 4096;  // data set size
   uint64_t data_seed = 7;
   double separation = 2.0, spread = 1.0;  // cluster centres' and points' std
@@ -71,6 +73,8 @@ struct TrainerReport {
   // Of worker 0 of this process on the whole data set (the MLP; the real
   // models have no evaluation: nullopt).
   std::optional<double> accuracy;
+  // The loss scale after the last step (worker 0 of this process), with loss scaling.
+  std::optional<double> final_loss_scaling;
   double max_param_difference = 0;  // over every worker and parameter element
   std::string most_different_param;
   int workers = 1;

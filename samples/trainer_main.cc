@@ -18,6 +18,7 @@
 #include "program_ir/atomic_file.h"
 #include "program_ir/error.h"
 #include "samples/trainer.h"
+#include "tools/loss_scaling_flags.h"
 #include "transpilers/options.h"
 
 extern char** environ;
@@ -38,6 +39,7 @@ struct Args {
   std::optional<float> lr;  // unset: the optimizer's default
   std::string hidden = "64,64";
   std::optional<double> bucket_mb;
+  ctp::cli::LossScalingFlags scaling;  // resnet and bert
 };
 
 // Bad options exit 2, as the ctp tool's usage errors do; failed runs exit 1.
@@ -119,8 +121,18 @@ void apply_options(const Args& a, ctp::samples::TrainerOptions& o) {
   o.model.learning_rate = a.lr ? positive(*a.lr, "--lr") : default_learning_rate(o.model.optimizer);
   o.model.dtype = a.dtype == "fp64" ? ctp::DataType::FP64 : ctp::DataType::FP32;
   if (a.amp != "none") o.model.amp = a.amp == "fp16" ? ctp::DataType::FP16 : ctp::DataType::BF16;
+  // The MLP's own static scale; the real models scale by the AMP pass's
+  // loss scaling (dynamic by default with fp16).
   o.model.loss_scale = a.loss_scale ? positive(*a.loss_scale, "--loss-scale")
-                                    : (a.amp == "fp16" ? 1024.0f : 1.0f);
+                                    : (a.amp == "fp16" && a.model == "mlp" ? 1024.0f : 1.0f);
+  if (a.model == "mlp" && (!a.scaling.mode.empty() || a.scaling.numbers_given))
+    throw UsageError("--loss-scaling and its options apply to --model resnet and bert; the "
+                     "MLP has its own static --loss-scale");
+  try {
+    if (a.model != "mlp") o.loss_scaling = ctp::cli::resolve_loss_scaling(a.scaling, a.amp);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   positive(o.spread, "--spread");
   o.model.hidden = layer_widths(a.hidden);
   o.model_kind = ctp::samples::model_kind_from_string(a.model);
@@ -231,11 +243,12 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--amp", a.amp,
                  "mixed precision: the MLP's layers compute (and its gradients are "
-                 "all-reduced) in fp16 or bf16 on fp32 parameters; resnet and bert: bf16 "
-                 "through the AMP rewrite pass (fp32 gradients)")
+                 "all-reduced) in fp16 or bf16 on fp32 parameters; resnet and bert: through "
+                 "the AMP rewrite pass (fp32 gradients), fp16 with dynamic loss scaling")
       ->check(CLI::IsMember({"none", "fp16", "bf16"}))->capture_default_str();
   app.add_option("--loss-scale", a.loss_scale,
-                 "static loss scale (default: 1024 with --amp fp16, else 1)");
+                 "mlp: static loss scale (default: 1024 with --amp fp16, else 1)");
+  ctp::cli::add_loss_scaling_flags(app, a.scaling);
   app.add_option("--device", a.device, "cpu or gpu")->check(CLI::IsMember({"cpu", "gpu"}))
       ->capture_default_str();
   app.add_option("--rank", a.rank, "this process's rank (default: from the launcher's variables)");

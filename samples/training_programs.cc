@@ -3,12 +3,25 @@
 #include <sstream>
 
 #include "program_ir/error.h"
-#include "transpilers/append_backward.h"
-#include "transpilers/append_optimizer.h"
-#include "transpilers/amp_rewrite.h"
+#include "transpilers/minimize.h"
 
 namespace ctp::samples {
 namespace {
+
+std::string number(double v) {
+  std::ostringstream text;
+  text << v;
+  return text.str();
+}
+
+std::string loss_scaling_note(const std::optional<LossScalingOptions>& s) {
+  if (!s) return "";
+  if (!s->use_dynamic_loss_scaling) return ", static loss scaling " + number(s->init_loss_scaling);
+  return ", dynamic loss scaling from " + number(s->init_loss_scaling) + " (x" +
+         number(s->incr_ratio) + " after " + std::to_string(s->incr_every_n_steps) +
+         " finite steps, x" + number(s->decr_ratio) + " after " +
+         std::to_string(s->decr_every_n_nan_or_inf) + " overflowing)";
+}
 
 std::string precision_note(const ModelKind kind, const MlpConfig& model) {
   std::string note = ", " + std::string(to_string(model.dtype));
@@ -18,11 +31,7 @@ std::string precision_note(const ModelKind kind, const MlpConfig& model) {
     note += " parameters, " + std::string(to_string(*model.amp)) +
             (kind == ModelKind::Mlp ? " compute and gradients"
                                     : " compute where the AMP rewrite's lists say (FP32 gradients)");
-  if (model.loss_scale != 1.0f) {
-    std::ostringstream scale;
-    scale << model.loss_scale;
-    note += ", loss scale " + scale.str();
-  }
+  if (model.loss_scale != 1.0f) note += ", loss scale " + number(model.loss_scale);
   return note;
 }
 
@@ -72,19 +81,23 @@ OptimizerOptions optimizer_options(const MlpConfig& c) {
 // A real model's forward programs made trainable as `ctp minimize [--amp]`
 // makes them: the mixed-precision rewrite (with --amp), the backward of the
 // loss, then one update op per parameter.
-TrainingPrograms minimized(ModelKind kind, ModelPrograms model, const MlpConfig& c,
+TrainingPrograms minimized(const ModelChoice& choice, ModelPrograms model,
                            std::string description) {
+  const MlpConfig& c = choice.mlp;
   TrainingPrograms p;
   p.startup = std::move(model.startup);
   p.main = std::move(model.main);
-  if (c.amp) AmpRewritePass(AmpOptions{.dtype = *c.amp}).run(p.main);
-  append_backward(p.main, BackwardOptions{.loss = model.loss, .no_grad_vars = {}});
-  AppendOptimizerPass(optimizer_options(c)).run(p.startup, p.main);
+  MinimizeOptions options{.loss = model.loss, .no_grad_vars = {},
+                          .optimizer = optimizer_options(c), .amp = std::nullopt};
+  if (c.amp) options.amp = AmpOptions{.dtype = *c.amp, .loss_scaling = choice.loss_scaling};
+  const MinimizeResult result = minimize(p.startup, p.main, options);
+  if (result.loss_scaling) p.loss_scaling = result.loss_scaling->loss_scaling;
   p.inputs = model.inputs;
   p.inputs.push_back(model.label);
   p.loss = model.loss;
   p.parameters = std::move(model.parameters);
-  p.description = std::move(description) + ", " + optimizer_note(kind, c);
+  p.description = std::move(description) + ", " + optimizer_note(choice.kind, c) +
+                  (c.amp ? loss_scaling_note(choice.loss_scaling) : "");
   return p;
 }
 
@@ -108,19 +121,24 @@ std::string to_string(ModelKind kind) {
 
 void check_model_choice(const ModelChoice& choice) {
   const MlpConfig& c = choice.mlp;
-  if (choice.kind == ModelKind::Mlp) return;
+  if (choice.kind == ModelKind::Mlp) {
+    if (choice.loss_scaling)
+      throw Error("the loss-scaling options apply to --model resnet and bert; the MLP has its "
+                  "own static --loss-scale");
+    return;
+  }
   const std::string model = "--model " + to_string(choice.kind);
   // The real models are built in FP32; --amp rewrites them with the AMP
-  // pass (transpilers/amp_rewrite.h), which has no loss scaling: FP16's
-  // small gradients would underflow, BF16 has FP32's exponent range.
+  // pass (transpilers/amp_rewrite.h), with loss scaling where asked
+  // (transpilers/loss_scaling.h).
   if (c.dtype != DataType::FP32)
     throw Error(model + " trains in fp32 only, not " + std::string(to_string(c.dtype)));
-  if (c.amp && *c.amp != DataType::BF16)
-    throw Error("--amp " + std::string(to_string(*c.amp)) + " is not available for " + model +
-                ": the AMP rewrite has no loss scaling, which FP16 gradients need; use --amp bf16");
   if (c.loss_scale != 1.0f)
-    throw Error("--loss-scale is the MLP's: the AMP rewrite of " + model +
-                " has no loss scaling");
+    throw Error("--loss-scale is the MLP's static scale; " + model +
+                " scales by --loss-scaling and --init-loss-scaling");
+  if (choice.loss_scaling && !c.amp)
+    throw Error("loss scaling needs --amp (fp16 scales dynamically by default)");
+  if (choice.loss_scaling) check_loss_scaling_options(*choice.loss_scaling);
 }
 
 TrainingPrograms build_training_programs(const ModelChoice& choice) {
@@ -129,13 +147,13 @@ TrainingPrograms build_training_programs(const ModelChoice& choice) {
   if (choice.kind == ModelKind::Mlp) return mlp_programs(c);
   if (choice.kind == ModelKind::ResNet) {
     const ResNetConfig& r = choice.resnet;
-    return minimized(choice.kind, build_resnet(r), c,
+    return minimized(choice, build_resnet(r),
                      "ResNet-" + std::to_string(r.depth) + " width " + std::to_string(r.width) +
                          ", " + std::to_string(r.image_size) + "x" + std::to_string(r.image_size) +
                          " images, " + std::to_string(r.classes) + " classes");
   }
   const BertConfig& b = choice.bert;
-  return minimized(choice.kind, build_bert(b), c,
+  return minimized(choice, build_bert(b),
                    "BERT " + std::to_string(b.layers) + " layers, hidden " +
                        std::to_string(b.hidden) + ", " + std::to_string(b.heads) +
                        " heads, sequence " + std::to_string(b.seq_len) + ", vocab " +

@@ -1,10 +1,10 @@
 // The programs the sample trainer trains, for each model it knows: the MLP
 // (samples/mlp_model.h, backward and optimizer written by hand, with AMP),
 // and the real models of samples/real_models.h (ResNet, BERT), whose forward
-// programs get their mixed precision (--amp), backward and optimizer from the
-// passes `ctp minimize` runs (transpilers/amp_rewrite.h, append_backward.h,
-// append_optimizer.h), as Paddle's static AMP and Optimizer.minimize(loss)
-// give them.
+// programs get their mixed precision (--amp, with loss scaling for fp16),
+// backward and optimizer from the passes `ctp minimize` runs
+// (transpilers/minimize.h), as Paddle's static AMP decorator and
+// Optimizer.minimize(loss) give them.
 #pragma once
 #include <optional>
 #include <string>
@@ -13,6 +13,7 @@
 #include "program_ir/program.h"
 #include "samples/mlp_model.h"
 #include "samples/real_models.h"
+#include "transpilers/loss_scaling.h"
 
 namespace ctp::samples {
 
@@ -29,6 +30,9 @@ struct ModelChoice {
   MlpConfig mlp;
   ResNetConfig resnet;
   BertConfig bert;
+  // The real models' loss scaling under --amp (the MLP has its static
+  // loss_scale): unset, none.
+  std::optional<LossScalingOptions> loss_scaling;
 };
 
 struct TrainingPrograms {
@@ -40,11 +44,12 @@ struct TrainingPrograms {
   std::string probabilities;        // eval's softmax (with eval only)
   std::vector<std::string> parameters;  // trainable, in creation order
   std::string description;  // one line: the model, its optimizer and precision
+  std::string loss_scaling;  // the loss-scaling var (loss_scaling_0), when there is one
 };
 
 // Throws ctp::Error for a precision the model cannot train in: the real
-// models are FP32, and their --amp is the AMP rewrite pass's BF16 (it has no
-// loss scaling for FP16; the MLP builds its own mixed-precision program).
+// models are FP32 (their --amp is the AMP rewrite pass's; loss scaling is
+// theirs, the MLP's static loss_scale is the MLP's own).
 void check_model_choice(const ModelChoice& choice);
 
 // Throws ctp::Error as check_model_choice does, and for a configuration the

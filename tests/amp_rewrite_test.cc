@@ -13,6 +13,7 @@
 #include "program_ir/error.h"
 #include "samples/real_models.h"
 #include "tests/kernels_test_util.h"
+#include "tests/op_lines.h"
 #include "transpilers/amp_rewrite.h"
 #include "transpilers/append_backward.h"
 #include "transpilers/append_optimizer.h"
@@ -20,20 +21,7 @@
 namespace ctp {
 namespace {
 
-// "type in,in -> out,out" per op: the golden form of the tests below.
-std::vector<std::string> op_lines(const Program& program) {
-  std::vector<std::string> lines;
-  for (const Op& op : program.global_block().ops()) {
-    std::string line = op.type;
-    const char* sep = " ";
-    for (const std::string& arg : op.input_arg_names()) line += std::exchange(sep, ",") + arg;
-    line += " ->";
-    sep = " ";
-    for (const std::string& arg : op.output_arg_names()) line += std::exchange(sep, ",") + arg;
-    lines.push_back(line);
-  }
-  return lines;
-}
+using test::op_lines;
 
 // x -> mul(w1) -> +b1 -> relu -> reshape2 -> mul(w2) -> softmax_with_cross_entropy -> mean.
 Program tiny_classifier() {

@@ -25,12 +25,8 @@ namespace {
 using test::Training;
 using test::train;
 
-const char* const kResNet =
-    " --model resnet --depth 18 --width 4 --image-size 64 --classes 4 --batch 8 --seed 3"
-    " --log-every 1";
-const char* const kBert =
-    " --model bert --layers 2 --hidden-size 32 --heads 2 --seq-len 16 --vocab 64 --classes 4"
-    " --batch 4 --seed 3 --log-every 1";
+const char* const kResNet = test::kTinyResNet;
+const char* const kBert = test::kTinyBert;
 constexpr double kTolerance = 1e-5;
 
 // The largest relative difference (as expect_parameters_near measures it)
@@ -203,7 +199,11 @@ TEST(RealModelTrainer, OptionsOfAnotherModelOrWithoutSupportAreUsageErrors) {
     std::string args, message;
   };
   const std::vector<Case> cases = {
-      {"--model resnet --amp fp16", "--amp FP16 is not available for --model resnet"},
+      {"--model resnet --init-loss-scaling 8", "--loss-scaling and its options need --amp"},
+      {"--model bert --amp bf16 --incr-ratio 2", "the loss-scaling options need loss scaling"},
+      {"--model bert --amp fp16 --loss-scaling sometimes", "--loss-scaling must be dynamic"},
+      {"--model mlp --amp fp16 --loss-scaling static",
+       "--loss-scaling and its options apply to --model resnet and bert"},
       {"--model bert --amp bf16 --loss-scale 8", "--loss-scale is the MLP's"},
       {"--model bert --dtype fp64", "--model bert trains in fp32 only"},
       {"--model bert --depth 50", "--depth applies to --model resnet, not --model bert"},

@@ -17,6 +17,14 @@ namespace ctp::test {
 
 using Parameters = std::map<std::string, Tensor>;
 
+// The tiny real models the trainer tests train (tests/real_model_*_test.cc).
+inline const char* const kTinyResNet =
+    " --model resnet --depth 18 --width 4 --image-size 64 --classes 4 --batch 8 --seed 3"
+    " --log-every 1";
+inline const char* const kTinyBert =
+    " --model bert --layers 2 --hidden-size 32 --heads 2 --seq-len 16 --vocab 64 --classes 4"
+    " --batch 4 --seed 3 --log-every 1";
+
 struct Training {
   int exit_code = -1;
   std::string output;

@@ -4,10 +4,13 @@
 // state initialised in startup (transpilers/append_optimizer.h). Named after
 // minimize because it does both halves; `backward` is kept as an alias for
 // those who look for Paddle's append_backward. With --amp, the forward is
-// first rewritten for mixed precision (transpilers/amp_rewrite.h).
+// first rewritten for mixed precision (transpilers/amp_rewrite.h); with
+// --amp fp16 the loss is also scaled, dynamically by default, as Paddle's
+// static AMP decorator does (transpilers/loss_scaling.h).
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -16,9 +19,8 @@
 #include "program_ir/program_io.h"
 #include "program_ir/text_io.h"
 #include "tools/command.h"
-#include "transpilers/amp_rewrite.h"
-#include "transpilers/append_backward.h"
-#include "transpilers/append_optimizer.h"
+#include "tools/loss_scaling_flags.h"
+#include "transpilers/minimize.h"
 
 namespace ctp::cli {
 namespace {
@@ -36,9 +38,16 @@ struct MinimizeArgs {
   std::string emit = "proto";
   std::string amp;  // "", "bf16" or "fp16"
   std::vector<std::string> amp_white, amp_black;
+  LossScalingFlags scaling;
 };
 
 std::optional<AmpOptions> amp_options(const MinimizeArgs& a) {
+  std::optional<LossScalingOptions> scaling;
+  try {
+    scaling = resolve_loss_scaling(a.scaling, a.amp);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   if (a.amp.empty()) {
     if (!a.amp_white.empty() || !a.amp_black.empty())
       throw UsageError("--amp-white-list and --amp-black-list need --amp");
@@ -54,6 +63,7 @@ std::optional<AmpOptions> amp_options(const MinimizeArgs& a) {
   }
   o.custom_white_list = a.amp_white;
   o.custom_black_list = a.amp_black;
+  o.loss_scaling = scaling;
   return o;
 }
 
@@ -89,24 +99,30 @@ void run_minimize(const MinimizeArgs& a) {
     throw UsageError("--emit must be proto, json or text, not '" + a.emit + "'");
   Program startup = load_program_file(a.startup);
   Program main = load_program_file(a.main);
-  BackwardResult backward;
-  AmpResult amp_result;
+  MinimizeResult result;
   try {
-    if (amp) amp_result = amp_rewrite(main, *amp);
-    backward = append_backward(main, BackwardOptions{.loss = a.loss, .no_grad_vars = a.no_grad});
-    append_optimizer(startup, main, options);
+    result = minimize(startup, main,
+                      MinimizeOptions{.loss = a.loss, .no_grad_vars = a.no_grad,
+                                      .optimizer = options, .amp = amp});
   } catch (Error& e) {
     e.locate(SourceLocation{.source = a.main});
     throw;
   }
   // Paddle leaves such a parameter out of params_grads without a word; it
   // is kept (and not updated), but said, since it is most often a wrong --loss.
+  const BackwardResult& backward = result.backward;
   for (const std::string& param : backward.unreached_parameters)
     std::cerr << "ctp minimize: warning: parameter '" << param << "' has no path to the loss '"
               << a.loss << "': it gets no gradient and is not updated\n";
   if (amp)
-    std::cerr << "ctp minimize: --amp " << a.amp << ": " << amp_result.low_precision_ops
-              << " op(s) compute in " << a.amp << ", " << amp_result.casts << " cast(s) inserted\n";
+    std::cerr << "ctp minimize: --amp " << a.amp << ": " << result.amp.low_precision_ops
+              << " op(s) compute in " << a.amp << ", " << result.amp.casts << " cast(s) inserted\n";
+  if (amp && amp->loss_scaling)
+    std::cerr << "ctp minimize: "
+              << (amp->loss_scaling->use_dynamic_loss_scaling ? "dynamic" : "static")
+              << " loss scaling from " << amp->loss_scaling->init_loss_scaling << " ("
+              << result.loss_scaling->loss_scaling << "); backward of "
+              << result.loss_scaling->scaled_loss << "\n";
   std::cerr << "ctp minimize: " << backward.params_grads.size() << " parameter(s) updated by "
             << to_string(options.type) << "\n";
   const std::string ext = a.emit == "proto" ? "pb" : a.emit == "json" ? "json" : "txt";
@@ -146,13 +162,15 @@ const CommandRegistrar kRegistrar([](CLI::App& app) {
                   "mixed precision, bf16 or fp16: Paddle's static AMP O1 rewrite of the forward "
                   "before the backward (white-list ops such as conv2d and matmul_v2 compute in "
                   "16 bits, black-list ops such as softmax, losses and norms in FP32; "
-                  "parameters and their gradients stay FP32; no loss scaling)");
+                  "parameters and their gradients stay FP32; fp16 scales the loss, see "
+                  "--loss-scaling)");
   cmd->add_option("--amp-white-list", args->amp_white,
                   "--amp: op types that always compute in 16 bits, comma-separated")
       ->delimiter(',');
   cmd->add_option("--amp-black-list", args->amp_black,
                   "--amp: op types that always compute in FP32, comma-separated")
       ->delimiter(',');
+  add_loss_scaling_flags(*cmd, args->scaling);
   cmd->add_option("--startup", args->startup, "startup program (protobuf or JSON)")->required();
   cmd->add_option("--main", args->main, "forward main program (protobuf or JSON)")->required();
   cmd->add_option("-o,--out", args->out_dir, "output directory (created if missing)")

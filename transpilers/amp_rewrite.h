@@ -20,15 +20,20 @@
 // (through cast's gradient). batch_norm's and layer_norm's statistics,
 // scale and bias stay FP32 whatever the list (Paddle keeps them so too).
 //
-// Run it before append_backward. FP16 gets no loss scaling here: its small
-// gradients may underflow (BF16 has FP32's exponent range and needs none).
+// Run it before append_backward. This pass rewrites the forward only; the
+// loss scaling that FP16's small gradients need (BF16 has FP32's exponent
+// range and needs none) is AmpOptions::loss_scaling, which
+// transpilers/minimize.h applies around the backward and the optimizer
+// (transpilers/loss_scaling.h).
 #pragma once
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "program_ir/program.h"
+#include "transpilers/loss_scaling.h"
 #include "transpilers/pass.h"
 
 namespace ctp {
@@ -39,6 +44,10 @@ struct AmpOptions {
   // white or black list (an op in both is an error).
   std::vector<std::string> custom_white_list;
   std::vector<std::string> custom_black_list;
+  // Paddle's decorator's loss scaling (use_dynamic_loss_scaling and the
+  // rest): set, minimize() scales the loss and unscales the gradients;
+  // unset, none (the usual choice for BF16).
+  std::optional<LossScalingOptions> loss_scaling;
 };
 
 struct AmpOpLists {

@@ -7,6 +7,7 @@
 
 #include "program_ir/error.h"
 #include "program_ir/op_role.h"
+#include "transpilers/rewrite_support.h"
 
 namespace ctp {
 namespace {
@@ -68,33 +69,6 @@ void check_options(const OptimizerOptions& o) {
   if (o.momentum && !(*o.momentum >= 0.0f)) fail("momentum must not be negative");
   if (o.weight_decay && !(*o.weight_decay >= 0.0f)) fail("weight decay must not be negative");
   if (!(o.rho > 0.0f && o.rho <= 1.0f)) fail("rho must lie in (0, 1]");
-}
-
-// Paddle's unique_name.generate(key) in a fresh process: key_0, unless the
-// programs already declare it.
-std::string unique_name(const Program& startup, const Program& main, const std::string& key) {
-  for (int i = 0;; ++i) {
-    std::string name = key + "_" + std::to_string(i);
-    if (!startup.global_block().has_var(name) && !main.global_block().has_var(name)) return name;
-  }
-}
-
-// A persistable var in both programs, set to `value` by startup.
-void add_state(Program& startup, Program& main, const std::string& name, DataType dtype,
-               const std::vector<int64_t>& shape, float value) {
-  Var var;
-  var.name = name;
-  var.dtype = dtype;
-  var.shape = shape;
-  var.persistable = true;
-  var.stop_gradient = true;
-  main.global_block().add_var(var);
-  startup.global_block().add_var(var);
-  startup.global_block().append_op(Op("fill_constant", {}, {{"Out", {name}}},
-                                      {{"shape", Attribute(shape)},
-                                       {"dtype", Attribute(static_cast<int32_t>(dtype))},
-                                       {"value", Attribute(value)},
-                                       {kOpRoleAttr, Attribute(op_role::kForward)}}));
 }
 
 // The [param, grad] pairs of the backward ops, one per parameter, sorted by
@@ -217,7 +191,7 @@ void append_optimizer(Program& startup, Program& main, const OptimizerOptions& o
   if (pairs.empty())
     fail("no backward op names a [param, grad] pair in op_role_var: run append_backward first");
   Program new_startup = startup, new_main = main;
-  const std::string lr = unique_name(new_startup, new_main, "learning_rate");
+  const std::string lr = unique_var_name(new_startup, new_main, "learning_rate");
   add_state(new_startup, new_main, lr, DataType::FP32, {1}, options.learning_rate);
   const std::vector<Accumulator> accumulators = accumulators_of(options);
   std::vector<std::vector<std::string>> states;
@@ -227,7 +201,7 @@ void append_optimizer(Program& startup, Program& main, const OptimizerOptions& o
     const std::vector<int64_t> shape = param.shape;
     std::vector<std::string> state;
     for (const Accumulator& acc : accumulators) {
-      state.push_back(unique_name(new_startup, new_main, pg.param + "_" + acc.suffix));
+      state.push_back(unique_var_name(new_startup, new_main, pg.param + "_" + acc.suffix));
       add_state(new_startup, new_main, state.back(), acc.beta_power ? DataType::FP32 : dtype,
                 acc.beta_power ? std::vector<int64_t>{1} : shape, acc.start);
     }

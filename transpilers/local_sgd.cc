@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "program_ir/error.h"
+#include "transpilers/found_infinite_sync.h"
 #include "transpilers/op_walk.h"
 #include "transpilers/rewrite_support.h"
 
@@ -79,6 +80,9 @@ void LocalSgdTranspiler::rewrite_main(Program& main, const RewriteContext& conte
     block.append_op(make_op("assign", {{"X", {param}}}, {{"Out", {snapshot}}},
                             {{kOpRoleAttr, optimize_role}}));
   }
+  // Each rank checks its own gradients here (none are reduced): agree on
+  // an overflow so that all skip and rescale together.
+  insert_found_infinite_allreduce(block, pass);
 }
 
 TranspilerRegistration local_sgd_registration() {

@@ -142,4 +142,28 @@ Block::OpHandle find_first_optimizer_op(Block& block, std::string_view pass) {
   return block.ops().end();
 }
 
+std::string unique_var_name(const Program& startup, const Program& main, const std::string& key) {
+  for (int i = 0;; ++i) {
+    std::string name = key + "_" + std::to_string(i);
+    if (!startup.global_block().has_var(name) && !main.global_block().has_var(name)) return name;
+  }
+}
+
+void add_state(Program& startup, Program& main, const std::string& name, DataType dtype,
+               const std::vector<int64_t>& shape, float value) {
+  Var var;
+  var.name = name;
+  var.dtype = dtype;
+  var.shape = shape;
+  var.persistable = true;
+  var.stop_gradient = true;
+  main.global_block().add_var(var);
+  startup.global_block().add_var(var);
+  startup.global_block().append_op(Op("fill_constant", {}, {{"Out", {name}}},
+                                      {{"shape", Attribute(shape)},
+                                       {"dtype", Attribute(static_cast<int32_t>(dtype))},
+                                       {"value", Attribute(value)},
+                                       {kOpRoleAttr, Attribute(op_role::kForward)}}));
+}
+
 }  // namespace ctp

@@ -11,6 +11,7 @@
 
 #include "program_ir/block.h"
 #include "program_ir/op_role.h"
+#include "program_ir/program.h"
 #include "program_ir/source_location.h"
 
 namespace ctp {
@@ -68,6 +69,16 @@ Op make_op(std::string type, std::vector<Slot> inputs, std::vector<Slot> outputs
 // The same single var as input X and output Out, as most collective ops use.
 Op make_in_place_op(std::string type, const std::string& var,
                     std::vector<NamedAttribute> attrs);
+
+// Paddle's unique_name.generate(key) in a fresh process: key_0, key_1, ...,
+// the first that neither program declares.
+std::string unique_var_name(const Program& startup, const Program& main, const std::string& key);
+
+// A persistable, stop_gradient var declared in both programs, set to `value`
+// by a fill_constant appended to startup (an optimizer's or the loss
+// scaling's state).
+void add_state(Program& startup, Program& main, const std::string& name, DataType dtype,
+               const std::vector<int64_t>& shape, float value);
 
 // The first op in block order whose role has the Optimize bit, or end().
 Block::OpHandle find_first_optimizer_op(Block& block, std::string_view pass);

@@ -84,5 +84,6 @@ void add_nlp_op_defs(OpRegistry& registry);
 void add_optimizer_op_defs(OpRegistry& registry);
 void add_collective_op_defs(OpRegistry& registry);
 void add_metrics_op_defs(OpRegistry& registry);
+void add_amp_op_defs(OpRegistry& registry);
 
 }  // namespace ctp::defs

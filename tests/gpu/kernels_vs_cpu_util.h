@@ -52,6 +52,7 @@ inline double at(const Tensor& t, int64_t i) {
     case DataType::FP16: return float16::to_float(t.data<uint16_t>()[i]);
     case DataType::BF16: return bfloat16::to_float(t.data<uint16_t>()[i]);
     case DataType::UINT8: return t.data<uint8_t>()[i];
+    case DataType::BOOL: return t.data<bool>()[i] ? 1.0 : 0.0;
     default: ADD_FAILURE() << "unexpected dtype"; return 0;
   }
 }
