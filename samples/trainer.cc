@@ -205,7 +205,8 @@ std::unique_ptr<FeedSource> make_feeds(const TrainerOptions& o, const ClusterDat
 // One step of one worker on its shard; returns its loss.
 double train_step(Worker& w, const TrainingPrograms& programs, const FeedSource& feeds,
                   const TrainerOptions& o, int workers, int64_t step) {
-  feeds.shard(step, o.global_batch, w.index, workers, w.batch);
+  // --fixed-batch: step 0's batch again (its upload stays in the step).
+  if (step == 0 || !o.fixed_batch) feeds.shard(step, o.global_batch, w.index, workers, w.batch);
   for (std::size_t i = 0; i < programs.inputs.size(); ++i)
     w.runtime->bind(w.scope, programs.inputs[i], w.batch.tensors[i]);
   w.main->run(w.scope);

@@ -60,6 +60,10 @@ struct TrainerOptions {
   // shards of the global batch and averages their gradients before one
   // update (micro_batches.h).
   int micro_batches = 1;
+  // Feed step 0's batch at every step instead of making a new one (for
+  // benchmarks: making ResNet-50's images on the host would dominate a GPU
+  // step). The batch is still uploaded every step.
+  bool fixed_batch = false;
   bool profile = false;          // time every op of worker 0's main program; print after training
   bool batch_ops = true;         // RunServices::batch_ops (off: every op alone, for comparison)
   // RunServices::check_finite: stop at the first op that writes NaN/Inf.

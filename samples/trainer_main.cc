@@ -258,6 +258,9 @@ int main(int argc, char** argv) {
                  "seconds to wait for a peer (default: CTP_COMM_TIMEOUT, else 300)");
   app.add_option("--log-every", o.log_every, "print a progress line every K steps (0: none)")
       ->capture_default_str();
+  app.add_flag("--fixed-batch", o.fixed_batch,
+               "feed step 0's batch at every step (benchmarks: no data made on the host per "
+               "step; the batch is still uploaded every step)");
   app.add_flag("--profile", o.profile,
                "time every op of worker 0's main program (device time on a GPU) and print the "
                "most expensive after training; the first step is not counted");

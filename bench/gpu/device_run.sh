@@ -12,20 +12,19 @@
 #   c       a training step of the sample MLP at 1 and NGPUS GPUs, ctp against
 #           PyTorch (DDP) on the same model (bench/gpu/torch_mlp_ddp.py), in FP32
 #           and bf16 mixed precision (AMPS="none bf16")
-#   s       (b) over a real step: what gradient synchronisation adds to a
-#           training step of a BERT-large-shaped model (the encoder's linear
-#           layers: 24 blocks of 1024-1024-1024-1024-4096-1024, 302 M
-#           parameters, 4096 rows per GPU as bs 8 x 512 tokens, bf16 autocast),
-#           ctp in each transpiler mode against the same workers without
-#           communication, PyTorch DDP (and DDP with bf16 buckets) against the
-#           same model without DDP, all at NGPUS GPUs in the same run; and
-#           the real ResNet-50 and BERT-large steps in PyTorch with and without
-#           DDP (bench/gpu/torch_real_step.py), the issue's reference points;
-#           and ctp's step without communication under --no-op-batching
+#   s       (b) over a real step (bench/gpu/step_sync_run.sh): what gradient
+#           synchronisation adds to a training step of ResNet-50 (64 images
+#           per GPU) and BERT-large (8 x 512 tokens per GPU), bf16, SGD: ctp
+#           (ctp_sample_trainer --model resnet|bert through ctp launch,
+#           grad_allreduce per gradient and in 25 MiB buckets) against the
+#           same workers without communication, PyTorch DDP against the same
+#           model without DDP (bench/gpu/torch_real_step.py), all at NGPUS
+#           GPUs in the same run; NGPUS=1 measures the steps without
+#           communication only
 # OUT_DIR receives build.log (with the machine), one log per part (gpu_tests,
 # train, bench_a, bench_b, bench_c) and the CSVs. Each benchmark runs in its
 # own processes, ctp and PyTorch one after the other on the same GPUs.
-# (bench_s, ctp_step_sync.csv, torch_step_sync.csv and torch_real_step.csv for part s.)
+# (bench_s, ctp_real_step.csv and torch_real_step.csv for part s.)
 #
 #   bench/gpu/device_run.sh OUT_DIR CLI11_PREFIX [NGPUS] [WHAT]
 set -u
@@ -211,77 +210,10 @@ if want c; then
 fi
 
 if want s; then
-  PER_GPU=${PER_GPU:-4096}
-  STEP_AMP=${STEP_AMP:-bf16}
-  hidden=$(for i in $(seq 24); do printf '1024,1024,1024,1024,4096,1024,'; done)
-  model=(--dim 1024 --hidden "${hidden%,}" --classes 16 --samples 16384 --amp "$STEP_AMP")
-  batch=$((PER_GPU * NGPUS))
-  # LABEL LAUNCHER ARGS...: one ctp run (LAUNCHER: launch, one process per GPU
-  # through ctp launch, or one_process), the slowest worker's ms per step into the CSV
-  ctp_step() {
-    local label=$1 pre=(); shift
-    [ "$1" = launch ] && pre=($CTP launch --nproc "$NGPUS" --base-port "$(free_base_port)" --)
-    shift
-    echo "== (s) ctp $label, $NGPUS GPU(s), $PER_GPU rows per GPU, amp $STEP_AMP"
-    timeout 240 "${pre[@]}" $TRAINER --device gpu "${model[@]}" --steps 30 --log-every 0 "$@" \
-      > /tmp/ctp_step.log 2>&1
-    echo "exit $?"; grep -E "ms per step|identical|buffer|rror" /tmp/ctp_step.log
-    grep "ms per step" /tmp/ctp_step.log | sed -E "s/.*: ([0-9.]+) ms per step.*/\1/" |
-      sort -g | tail -1 | sed "s/^/ctp,$NGPUS,$label,/" >> "$OUT/ctp_step_sync.csv"
-  }
-  torch_step() {  # LABEL ARGS...
-    echo "== (s) torch $1, $NGPUS GPU(s)"; shift
-    timeout 240 torchrun --standalone --nproc_per_node "$NGPUS" bench/gpu/torch_mlp_ddp.py \
-      "${model[@]}" --steps 30 --batch $batch --csv "$OUT/torch_step_sync.csv" "$@" 2>&1 |
-      torch_quiet
-  }
-  {
-    # Without communication: every worker trains alone (--rank 0 --world-size 1
-    # under ctp launch: the same GPUs and per-GPU batch, nothing exchanged).
-    ctp_step no_sync launch --mode none --rank 0 --world-size 1 --batch $PER_GPU
-    # The same without multi-tensor launches: what op batching saves.
-    ctp_step no_sync_unbatched launch --mode none --rank 0 --world-size 1 --batch $PER_GPU \
-      --no-op-batching
-    if [ "$NGPUS" -gt 1 ]; then
-      ctp_step grad_allreduce launch --mode grad_allreduce --batch $batch
-      ctp_step grad_allreduce_bucket25 launch --mode grad_allreduce --bucket-mb 25 --batch $batch
-      ctp_step grad_allreduce_bucket4 launch --mode grad_allreduce --bucket-mb 4 --batch $batch
-      ctp_step local_sgd launch --mode local_sgd --batch $batch
-    fi
-    for fuse in 0 2; do
-      ctp_step "single_process_multi_thread_fuse$fuse" one_process --mode single_process_multi_thread \
-        --threads "$NGPUS" --fuse-allreduce $fuse --batch $batch
-    done
-    for trans in fuse_all_reduce all_reduce; do
-      ctp_step "multi_thread_$trans" one_process --mode multi_thread --threads "$NGPUS" \
-        --trans-mode $trans --batch $batch
-    done
-    torch_step no_ddp --no-ddp --profile
-    if [ "$NGPUS" -gt 1 ]; then
-      torch_step ddp
-      torch_step ddp_bf16_hook --ddp-hook bf16
-    fi
-    # The issue's reference points: real ResNet-50 and BERT-large steps with
-    # DDP and without communication (bench/gpu/torch_real_step.py).
-    for real in resnet50 bert-large; do
-      echo "== (s) torch real $real, $NGPUS GPU(s), no communication"
-      timeout 240 torchrun --standalone --nproc_per_node "$NGPUS" bench/gpu/torch_real_step.py \
-        --model $real --no-ddp --csv "$OUT/torch_real_step.csv" 2>&1 | torch_quiet
-      if [ "$NGPUS" -gt 1 ]; then
-        echo "== (s) torch real $real, $NGPUS GPU(s), DDP"
-        timeout 240 torchrun --standalone --nproc_per_node "$NGPUS" bench/gpu/torch_real_step.py \
-          --model $real --csv "$OUT/torch_real_step.csv" 2>&1 | torch_quiet
-      fi
-    done
-    # A second sample of both baselines: PyTorch's step on this model moved
-    # by up to 1.5x between calls (its host side launches ~2,000 kernels).
-    ctp_step no_sync_again launch --mode none --rank 0 --world-size 1 --batch $PER_GPU
-    torch_step no_ddp_again --no-ddp
-    echo "== (s) ctp --profile, 1 GPU, 12 steps, no communication"
-    timeout 120 $TRAINER --mode none --device gpu "${model[@]}" --steps 12 --log-every 0 \
-      --batch $PER_GPU --profile | tail -25
-    echo "== (s) summary: each side's sync overhead, and (b)'s target"
-    python3 bench/gpu/step_sync_summary.py "$OUT"
-  } > "$OUT/bench_s.log" 2>&1
+  # The real models (bench/gpu/step_sync_run.sh): ResNet-50 (64 per GPU) and
+  # BERT-large (8 x 512 per GPU), bf16, SGD; ctp through ctp launch against
+  # PyTorch DDP, each with and without communication.
+  CTP=$CTP TRAINER=$TRAINER bash bench/gpu/step_sync_run.sh "$OUT" "$NGPUS" \
+    > "$OUT/bench_s.log" 2>&1
   echo "bench s done ($(date -u +%T))"; cat "$OUT/bench_s.log"
 fi

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
-from torch_models import loss_of, make_inputs, make_model  # noqa: E402
+from torch_models import add_model_args, loss_of, make_inputs, make_model, model_classes  # noqa: E402,E501
 
 
 def sh(cmd):
@@ -121,19 +121,10 @@ def main():
     ap.add_argument("--models", default="build/samples/ctp_sample_models")
     ap.add_argument("--work", default="/tmp/ctp_gradcheck")
     ap.add_argument("--batch", type=int, default=8)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--image-size", type=int, default=224)
-    ap.add_argument("--classes", type=int, default=0, help="0: 1000 (ResNet), 2 (BERT)")
-    ap.add_argument("--layers", type=int, default=24)
-    ap.add_argument("--hidden", type=int, default=1024)
-    ap.add_argument("--heads", type=int, default=16)
-    ap.add_argument("--seq-len", type=int, default=512)
-    ap.add_argument("--vocab", type=int, default=30522)
-    ap.add_argument("--max-position", type=int, default=512)
+    add_model_args(ap)
     ap.add_argument("--rtol", type=float, default=1e-4)
     a = ap.parse_args()
-    if a.classes == 0:
-        a.classes = 1000 if a.model == "resnet50" else 2
+    a.classes = model_classes(a)
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.benchmark = False

@@ -25,6 +25,26 @@ class BertTokenClassifier(torch.nn.Module):
         return self.head(h)
 
 
+def add_model_args(ap, bert_classes=2):
+    """The model options the scripts share (ctp_sample_models' defaults:
+    ResNet-50 on 224x224 images, BERT-large); --classes 0 means 1000 for
+    ResNet and `bert_classes` for BERT (resolve with model_classes)."""
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--image-size", type=int, default=224)
+    ap.add_argument("--classes", type=int, default=0,
+                    help=f"0: 1000 (ResNet), {bert_classes} (BERT)")
+    ap.add_argument("--layers", type=int, default=24)
+    ap.add_argument("--hidden", type=int, default=1024)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--seq-len", type=int, default=512)
+    ap.add_argument("--vocab", type=int, default=30522)
+    ap.add_argument("--max-position", type=int, default=512)
+
+
+def model_classes(a, bert_classes=2):
+    return a.classes or (1000 if a.model == "resnet50" else bert_classes)
+
+
 def make_model(a):
     """a: model ('resnet50' or 'bert'), classes, and for BERT layers, hidden,
     heads, vocab, max_position."""

@@ -1,61 +1,56 @@
-"""The issue's reference points for benchmark (b): a real ResNet-50 or
-BERT-large training step in PyTorch (bf16 autocast, SGD), with DDP and
-without communication, timed in the same call as ctp's part (s), so the
-sync overhead DDP adds to a real model sits beside ctp's on its
-BERT-large-shaped MLP.
+"""The PyTorch side of part (s) of bench/gpu/device_run.sh: a training step
+of the twins of ctp's real models (torch_models.py: torchvision's resnet50,
+BERT with a token-classification head, ctp's losses), bf16 autocast, SGD,
+with DDP and without communication, timed as ctp_sample_trainer times its
+step, so that each side's sync overhead (the step with DDP minus the step
+without) compares with the other's.
 
   torchrun --standalone --nproc_per_node N bench/gpu/torch_real_step.py --model resnet50 [--no-ddp]
-  torchrun ... --model bert-large [--no-ddp]
+  torchrun ... --model bert [--no-ddp]      # BERT-large: 24 x 1024, 16 heads, 8 x 512 tokens
 
-ResNet-50 (torchvision, 161 gradient tensors, 25.6 M parameters): 64 images
-of 3x224x224 per GPU, cross entropy over 1000 classes. BERT-large
-(transformers BertModel, hidden 1024, 24 layers, 335 M parameters): 8
-sequences of 512 tokens per GPU, a loss touching every output (no head, as
-the parameter set of model_grad_shapes.py). Inputs are made on the GPU once;
-a step is forward, backward and the SGD update. Time per step: the wall time
-of --steps steps after 3 warm-up steps and a barrier, ended by a device sync.
+Defaults: ResNet-50, 64 images of 3x224x224 per GPU, 1000 classes; BERT-large,
+8 sequences of 512 tokens per GPU, vocabulary 30522, 4 token classes (ctp's
+trainer's default). As ctp's trainer does, every step uploads its batch
+from page-locked host memory and reads the loss back (--inputs-on-gpu
+keeps the inputs on the GPU instead). Time per step: the wall time of
+--steps steps after --warmup steps and a barrier, ended by a device sync;
+rank 0 prints it (every rank's step ends with its loss read, so rank 0's
+time is the job's).
 """
 import argparse
 import os
+import pathlib
+import sys
 import time
 
 import torch
 import torch.distributed as dist
 import torch.nn as nn
 
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+from torch_models import add_model_args, loss_of, make_inputs, make_model, model_classes  # noqa: E402,E501
 
-def build(name, batch, seq, device):
-    gen = torch.Generator(device=device).manual_seed(3)
-    if name == "resnet50":
-        import torchvision
-        model = torchvision.models.resnet50().to(device)
-        x = torch.randn(batch, 3, 224, 224, device=device, generator=gen)
-        y = torch.randint(0, 1000, (batch,), device=device, generator=gen)
-        loss_fn = nn.CrossEntropyLoss()
-        return model, lambda m: loss_fn(m(x), y)
-    from transformers import BertConfig, BertModel
-    config = BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16,
-                        intermediate_size=4096)
-    model = BertModel(config).to(device)
-    ids = torch.randint(0, config.vocab_size, (batch, seq), device=device, generator=gen)
 
-    def loss(m):
-        out = m(input_ids=ids)
-        return out.last_hidden_state.float().square().mean() + out.pooler_output.float().mean()
-    return model, loss
+def parse():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", choices=["resnet50", "bert"], required=True)
+    ap.add_argument("--batch", type=int, default=0, help="per GPU (default 64 / 8)")
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--no-ddp", action="store_true",
+                    help="with several workers, train each alone (no DDP, no communication)")
+    ap.add_argument("--inputs-on-gpu", action="store_true",
+                    help="make the inputs on the GPU once (no upload per step)")
+    ap.add_argument("--csv", default="")
+    add_model_args(ap, bert_classes=4)  # 4: ctp_sample_trainer's default
+    a = ap.parse_args()
+    a.batch = a.batch or (64 if a.model == "resnet50" else 8)
+    a.classes = model_classes(a, bert_classes=4)
+    return a
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--model", choices=["resnet50", "bert-large"], required=True)
-    ap.add_argument("--batch", type=int, default=0, help="per GPU (default 64 / 8)")
-    ap.add_argument("--seq", type=int, default=512)
-    ap.add_argument("--steps", type=int, default=20)
-    ap.add_argument("--no-ddp", action="store_true",
-                    help="with several workers, train each alone (no DDP, no communication)")
-    ap.add_argument("--csv", default="")
-    a = ap.parse_args()
-
+    a = parse()
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local = int(os.environ.get("LOCAL_RANK", "0"))
@@ -63,23 +58,27 @@ def main():
     device = torch.device("cuda", local)
     if world > 1:
         dist.init_process_group("nccl", device_id=device)
-    batch = a.batch or (64 if a.model == "resnet50" else 8)
     torch.manual_seed(1)
-    model, loss_of = build(a.model, batch, a.seq, device)
+    model = make_model(a).to(device).train()
     ddp = world > 1 and not a.no_ddp
     if ddp:
         model = nn.parallel.DistributedDataParallel(model, device_ids=[local])
     params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.SGD(model.parameters(), lr=1e-4)
+    host = {k: torch.from_numpy(v).pin_memory() for k, v in make_inputs(a).items()}
+    on_gpu = {k: v.to(device) for k, v in host.items()}
 
     def step():
+        t = on_gpu if a.inputs_on_gpu else {
+            k: v.to(device, non_blocking=True) for k, v in host.items()}
         opt.zero_grad(set_to_none=False)
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = loss_of(model)
+            loss = loss_of(a, model, t)
         loss.backward()
         opt.step()
+        return loss.item()
 
-    for _ in range(3):
+    for _ in range(a.warmup):
         step()
     torch.cuda.synchronize()
     if world > 1:
@@ -91,8 +90,9 @@ def main():
     ms = (time.perf_counter() - t0) * 1000.0 / a.steps
     variant = "DDP" if ddp else "no DDP" if world > 1 else "single GPU"
     if rank == 0:
-        print(f"torch real {a.model} {variant}: {world} GPU(s), {params} parameters, batch {batch} "
-              f"per GPU, bf16 autocast, SGD: {ms:.3f} ms per step ({a.steps} steps)", flush=True)
+        print(f"torch {a.model} {variant}: {world} GPU(s), {params} parameters, batch {a.batch} "
+              f"per GPU, bf16 autocast, SGD: {ms:.3f} ms per step ({a.steps} steps), peak "
+              f"{torch.cuda.max_memory_allocated() / 2**30:.2f} GiB", flush=True)
         if a.csv:
             with open(a.csv, "a") as f:
                 f.write(f"torch_real,{a.model},{world},{variant},{ms:.4f}\n")
