@@ -158,6 +158,14 @@ TEST(MinimizeCli, ErrorsNameThePlaceAndWriteNothing) {
       {"--loss mean_0.tmp_0 --amp bf16 --amp-white-list relu,mean --amp-black-list mean",
        "main.json: amp_rewrite: op 'mean' is in both the custom white list and the custom black "
        "list", 1},
+      {"--loss mean_0.tmp_0 --init-loss-scaling 8", "--loss-scaling and its options need --amp",
+       2},
+      {"--loss mean_0.tmp_0 --amp bf16 --incr-ratio 3",
+       "the loss-scaling options need loss scaling", 2},
+      {"--loss mean_0.tmp_0 --amp fp16 --loss-scaling maybe",
+       "--loss-scaling must be dynamic, static or none, not 'maybe'", 2},
+      {"--loss mean_0.tmp_0 --amp fp16 --decr-ratio 2",
+       "main.json: loss_scaling: decr_ratio must lie in (0, 1]", 1},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.flags);
@@ -210,6 +218,51 @@ TEST(MinimizeCli, AmpBf16TrainsWithFp32ParameterGradients) {
     loss.push_back(std::stod((*it)[1].str()));
   ASSERT_EQ(loss.size(), static_cast<std::size_t>(steps)) << r.output;
   EXPECT_LT(loss.back(), 0.5 * loss.front()) << r.output;
+}
+
+// --amp fp16 scales the loss dynamically by default (Paddle's decorator:
+// transpilers/loss_scaling.h) and trains on the CPU; --loss-scaling static
+// writes the check without the update.
+TEST(MinimizeCli, AmpFp16ScalesTheLossAndTrains) {
+  const test::TempDir dir("minimize_fp16");
+  write_forward_mlp(dir);
+  write_data(dir);
+  CommandResult r = run_command(minimize(dir, "--loss mean_0.tmp_0 --amp fp16 --optimizer adam "
+                                              "--learning-rate 0.05 --emit json -o " +
+                                              (dir / "train")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("dynamic loss scaling from 32768 (loss_scaling_0); backward "
+                                  "of mean_0.tmp_0.scaled"));
+  const auto op_types = [](const std::string& path) {
+    const Program program = load_program_file(path);
+    std::vector<std::string> types;
+    for (const Op& op : program.global_block().ops()) types.push_back(op.type);
+    return types;
+  };
+  std::vector<std::string> types = op_types(dir / "train/main.json");
+  EXPECT_THAT(types, ::testing::Contains("check_finite_and_unscale"));
+  EXPECT_THAT(types, ::testing::Contains("update_loss_scaling"));
+  const int steps = 30;
+  r = run_command(kCli + " run --startup " + (dir / "train/startup.json") + " --main " +
+                  (dir / "train/main.json") + " --steps " + std::to_string(steps) +
+                  " --feed x=" + (dir / "x.npy") + " --feed label=" + (dir / "label.npy") +
+                  " --fetch mean_0.tmp_0");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::vector<double> loss;
+  const std::regex line("step \\d+/\\d+ +mean_0\\.tmp_0 = (\\S+)");
+  for (auto it = std::sregex_iterator(r.output.begin(), r.output.end(), line);
+       it != std::sregex_iterator(); ++it)
+    loss.push_back(std::stod((*it)[1].str()));
+  ASSERT_EQ(loss.size(), static_cast<std::size_t>(steps)) << r.output;
+  EXPECT_LT(loss.back(), 0.5 * loss.front()) << r.output;
+
+  r = run_command(minimize(dir, "--loss mean_0.tmp_0 --amp fp16 --loss-scaling static "
+                                "--init-loss-scaling 128 --emit json -o " + (dir / "static")));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_THAT(r.output, HasSubstr("static loss scaling from 128"));
+  types = op_types(dir / "static/main.json");
+  EXPECT_THAT(types, ::testing::Contains("check_finite_and_unscale"));
+  EXPECT_THAT(types, ::testing::Not(::testing::Contains("update_loss_scaling")));
 }
 
 TEST(MinimizeCli, WarnsOfAParameterWithNoPathToTheLoss) {
