@@ -198,6 +198,21 @@ TEST(LossScaling, WorkersAgreeOnAnOverflowInEveryTranspiledMode) {
   EXPECT_EQ(types_after(l.main, "check_finite_and_unscale", 6),
             (std::vector<std::string>{"cast", "c_sync_calc_stream", "c_allreduce_max",
                                       "c_sync_comm_stream", "cast", "update_loss_scaling"}));
+  // multi_thread all_gather: adam reads gradients gathered before the
+  // unscale; refused, naming the mode.
+  Tiny a = tiny();
+  MinimizeOptions adam = sgd(amp);
+  adam.optimizer.type = OptimizerType::kAdam;
+  minimize(a.startup, a.main, adam);
+  try {
+    transpile("multi_thread", o.collective, {{"trans-mode", "all_gather"}}, a.startup, a.main);
+    FAIL() << "all_gather took a loss-scaled program";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("trans_mode all_gather cannot take a program with loss "
+                                         "scaling"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(LossScaling, ErrorsNameTheProblemAndChangeNothing) {

@@ -191,6 +191,18 @@ void MultiThreadTranspiler::rewrite_startup(Program& startup,
 void MultiThreadTranspiler::rewrite_main(Program& main, const RewriteContext& context) const {
   const int nranks = static_cast<int>(collective().endpoints.size());
   Block& block = main.global_block();
+  // all_gather's adam copies read the gathered gradients, gathered before
+  // FP16 loss scaling (transpilers/loss_scaling.h) unscales and checks the
+  // local ones: they would step on scaled gradients, each worker on its own
+  // overflow flag. Refused until the gather moves after the check.
+  if (options_.trans_mode == MultiThreadTransMode::kAllGather)
+    for (const Op& op : block.ops())
+      if (op.type == "check_finite_and_unscale")
+        throw Error(std::string(context.pass) +
+                    ": trans_mode all_gather cannot take a program with loss scaling "
+                    "(check_finite_and_unscale): its adam copies read gradients gathered before "
+                    "they are unscaled; use fuse_all_reduce or all_reduce, or --amp bf16 "
+                    "without loss scaling");
   insert_loss_grad_scale(block, static_cast<float>(1.0 / nranks), context.pass);
   switch (options_.trans_mode) {
     case MultiThreadTransMode::kAllGather: {
