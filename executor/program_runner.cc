@@ -63,6 +63,37 @@ int64_t integer_range(const Block& block, const std::string& var) {
   return 2;
 }
 
+std::string dims_text(const std::vector<int64_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+// `given` checked against `var`'s declared shape, or the declared shape with
+// -1 as `batch`.
+std::vector<int64_t> synthetic_shape(const Var& var, int64_t batch,
+                                     const std::vector<int64_t>* given) {
+  std::vector<int64_t> shape = var.shape;
+  if (!given) {
+    for (int64_t& d : shape)
+      if (d < 0) d = batch;
+    return shape;
+  }
+  const std::string where = "input '" + var.name + "' is declared " + dims_text(var.shape) +
+                            "; the shape given for it, " + dims_text(*given) + ",";
+  if (given->size() != shape.size())
+    throw Error(where + " has " + std::to_string(given->size()) + " dims, not " +
+                std::to_string(shape.size()));
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if ((*given)[i] < 0)
+      throw Error(where + " has a negative dim " + std::to_string(i));
+    if (shape[i] >= 0 && shape[i] != (*given)[i])
+      throw Error(where + " differs at dim " + std::to_string(i) + ", which is fixed");
+  }
+  return *given;
+}
+
 template <typename T, typename F>
 void generate(Tensor& t, F&& next) {
   T* p = static_cast<T*>(t.raw_data());
@@ -72,15 +103,13 @@ void generate(Tensor& t, F&& next) {
 }  // namespace
 
 Tensor synthetic_tensor(const Block& block, const std::string& name, int64_t batch,
-                        uint64_t seed) {
+                        uint64_t seed, const std::vector<int64_t>* given) {
   const Var* var = block.find_var(name);
   if (!var)
     throw Error("input '" + name + "' of block " + std::to_string(block.idx) +
                 " is read before it is written but not declared, so no synthetic data can "
                 "be made for it; feed it (--feed " + name + "=FILE.npy)");
-  std::vector<int64_t> shape = var->shape;
-  for (int64_t& d : shape)
-    if (d < 0) d = batch;
+  const std::vector<int64_t> shape = synthetic_shape(*var, batch, given);
   Tensor t;
   try {
     t = Tensor(var->dtype, shape);
@@ -154,8 +183,21 @@ ProgramRunner::ProgramRunner(const Program& startup, const Program& main,
     if (!options_.feeds.count(name)) synthetic_.push_back(name);
   for (const auto& [col, name] : fed_)
     if (!options_.feeds.count(name)) synthetic_.push_back(name);
-  // Synthetic inputs need declared vars: check them all now, not at step 1.
-  for (const std::string& name : synthetic_) synthetic_tensor(main_block_, name, options_.batch, 0);
+  for (const auto& [name, shape] : options_.input_shapes) {
+    if (options_.feeds.count(name))
+      throw Error("input '" + name + "' is fed (--feed) and also given a shape (--input-shape); "
+                  "a fed input has its array's shape");
+    if (std::find(synthetic_.begin(), synthetic_.end(), name) == synthetic_.end()) {
+      std::string known;
+      for (const std::string& n : synthetic_) known += " " + n;
+      throw Error("--input-shape " + name + ": '" + name + "' is not an input of the main "
+                  "program that gets synthetic data; those are:" +
+                  (known.empty() ? " (none)" : known));
+    }
+  }
+  // Synthetic inputs need declared vars (and given shapes that fit them):
+  // check them all now, not at step 1.
+  for (const std::string& name : synthetic_) synthetic_for(name, 0);
 
   if (!options_.fetch.empty()) {
     fetch_ = options_.fetch;
@@ -191,7 +233,13 @@ Tensor ProgramRunner::input_for(const std::string& name) {
   if (it != options_.feeds.end()) return it->second;
   const uint64_t seed = mix(mix(mix(options_.seed, name_hash(name)), static_cast<uint64_t>(steps_)),
                             static_cast<uint64_t>(options_.rank));
-  return synthetic_tensor(main_block_, name, options_.batch, seed);
+  return synthetic_for(name, seed);
+}
+
+Tensor ProgramRunner::synthetic_for(const std::string& name, uint64_t seed) const {
+  const auto shape = options_.input_shapes.find(name);
+  return synthetic_tensor(main_block_, name, options_.batch, seed,
+                          shape == options_.input_shapes.end() ? nullptr : &shape->second);
 }
 
 Fetched ProgramRunner::run_step() {

@@ -27,6 +27,10 @@ struct ProgramRunOptions {
   CommunicatorManager* comms = nullptr;
   // Inputs bound to fixed tensors (the same every step), by var name.
   std::map<std::string, Tensor> feeds;
+  // Shapes of synthetic inputs, by var name, in place of the declared shape
+  // with -1 as `batch`: for inputs with unknown dims beside the batch (an OCR
+  // model's image width). Each keeps the declared rank and fixed dims.
+  std::map<std::string, std::vector<int64_t>> input_shapes;
   // Vars read after every step. Empty: the vars of the main program's fetch
   // ops, or else the output of its loss op (role Forward|Loss), if any.
   std::vector<std::string> fetch;
@@ -67,6 +71,7 @@ class ProgramRunner {
 
  private:
   Tensor input_for(const std::string& name);
+  Tensor synthetic_for(const std::string& name, uint64_t seed) const;
   static RunServices services_for(const ProgramRunOptions& options);
 
   const Block& main_block_;
@@ -82,13 +87,15 @@ class ProgramRunner {
   int64_t steps_ = 0;
 };
 
-// Deterministic synthetic data for a declared var: its dtype, its shape with
-// -1 replaced by `batch`; floats uniform in [-1, 1), integers in [0, K) where
+// Deterministic synthetic data for a declared var: its dtype, `shape` when
+// given (checked against the declared shape: the same rank, the same dims
+// where they are not -1), else the declared shape with -1 replaced by
+// `batch`; floats uniform in [-1, 1), integers in [0, K) where
 // K is the class count or vocabulary the consuming op implies (Label of
 // softmax_with_cross_entropy, Ids of lookup_table, ...; 2 when unknown),
 // booleans random.
 Tensor synthetic_tensor(const Block& block, const std::string& var, int64_t batch,
-                        uint64_t seed);
+                        uint64_t seed, const std::vector<int64_t>* shape = nullptr);
 
 // "[2, 3] FP32 = [0.1, 0.2, ...]" with at most `max_values` values.
 std::string describe_tensor(const Tensor& tensor, std::size_t max_values = 8);

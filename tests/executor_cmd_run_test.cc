@@ -167,6 +167,29 @@ TEST_F(ExecutorCmdRun, ErrorsExitNonZeroWithThePlace) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
 }
 
+// --input-shape NAME=D0,D1,...: the whole shape of a synthetic input, shown
+// on the synthetic inputs line; bad specs are usage errors (exit 2).
+TEST_F(ExecutorCmdRun, InputShapeGivesASyntheticInputItsShape) {
+  CommandResult r = run_command(
+      ctp_run("--batch 8 --input-shape x=5,4 --input-shape label=5,1 --fetch x"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("synthetic inputs (batch 8): x=5,4 label=5,1"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("x = [5, 4] FP32"), std::string::npos) << r.output;
+  for (const char* bad : {"x", "x=", "=5,4", "x=5,,4", "x=5,0", "x=5,4a", "x=5,4 --input-shape x=6,4"}) {
+    r = run_command(ctp_run(std::string("--input-shape ") + bad));
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
+  }
+  r = run_command(ctp_run("--input-shape x=5,4a"));
+  EXPECT_NE(r.output.find("--input-shape expects NAME=D0,D1,... (e.g. x=1,3,48,320), got "
+                          "'x=5,4a': dim '4a' is not a whole number of 1 or more"),
+            std::string::npos)
+      << r.output;
+  r = run_command(ctp_run("--input-shape x=5,3"));  // x is declared [-1, 4]
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("differs at dim 1, which is fixed"), std::string::npos) << r.output;
+}
+
 TEST_F(ExecutorCmdRun, RunsTranspiledProgramsUnderLaunch) {
 #ifndef CTP_HAVE_GLOO
   GTEST_SKIP() << "built without Gloo";

@@ -175,6 +175,50 @@ TEST(ExecutorRunner, FeedAndFetchOpsAreServed) {
             "[2, 2] FP32 = [1.5, 2, 3, ... (4 values)]");
 }
 
+// An input with unknown dims beside the batch (an image of any width) gets
+// the whole shape given for it; a shape that does not fit the declaration,
+// or one given for a var that gets no synthetic data, is refused up front.
+TEST(ExecutorRunner, GivenInputShapesReplaceTheDeclaredUnknownDims) {
+  Program startup = Program::with_global_block();
+  Program main = Program::with_global_block();
+  Block& b = main.global_block();
+  b.add_var(Var{.name = "x", .dtype = DataType::FP32, .shape = {-1, 3, -1}});
+  b.add_var(Var{.name = "w", .dtype = DataType::FP32, .shape = {-1, 2}});
+  b.append_op(test::make_op("relu", {{"X", {"x"}}}, {{"Out", {"y"}}}));
+  b.append_op(test::make_op("relu", {{"X", {"w"}}}, {{"Out", {"z"}}}));
+  ProgramRunOptions options;
+  options.batch = 4;
+  options.fetch = {"y", "z"};
+  options.input_shapes["x"] = {2, 3, 320};
+  ProgramRunner runner(startup, main, options);
+  const Fetched f = runner.run_step();
+  EXPECT_EQ(f[0].second.shape(), (std::vector<int64_t>{2, 3, 320}));
+  EXPECT_EQ(f[1].second.shape(), (std::vector<int64_t>{4, 2}));  // --batch for the others
+  const auto error = [&](std::map<std::string, std::vector<int64_t>> shapes,
+                         std::map<std::string, Tensor> feeds = {}) {
+    ProgramRunOptions o;
+    o.input_shapes = std::move(shapes);
+    o.feeds = std::move(feeds);
+    try {
+      ProgramRunner(startup, main, o);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error({{"x", {2, 3}}}),
+            "input 'x' is declared [-1, 3, -1]; the shape given for it, [2, 3], has 2 dims, not 3");
+  EXPECT_EQ(error({{"x", {2, 4, 320}}}),
+            "input 'x' is declared [-1, 3, -1]; the shape given for it, [2, 4, 320], differs at "
+            "dim 1, which is fixed");
+  EXPECT_EQ(error({{"y", {2}}}),
+            "--input-shape y: 'y' is not an input of the main program that gets synthetic data; "
+            "those are: x w");
+  EXPECT_EQ(error({{"x", {2, 3, 5}}}, {{"x", tensor<float>({1, 3, 1}, {1, 2, 3})}}),
+            "input 'x' is fed (--feed) and also given a shape (--input-shape); a fed input has "
+            "its array's shape");
+}
+
 TEST(ExecutorRunner, UndeclaredSyntheticInputIsAnErrorUpFront) {
   Program startup = Program::with_global_block();
   Program main = Program::with_global_block();

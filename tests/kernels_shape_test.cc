@@ -1,5 +1,5 @@
-// The CPU kernels of the shape ops (reshape2 (also to a shape given by
-// tensors), flatten_contiguous_range,
+// The CPU kernels of the shape ops (shape, reshape2 (also to a shape given
+// by tensors), flatten_contiguous_range,
 // flatten2, squeeze2, unsqueeze2, transpose2, slice, stack) against values worked out
 // by hand, their XShape outputs, and their gradients against finite
 // differences. Their shape errors are cases of op_rule_cases.h.
@@ -89,6 +89,23 @@ TEST(KernelsShape, Reshape2ShapeFromTensors) {
               std::string::npos)
         << e.what();
   }
+}
+
+// shape: Input's dims as INT32, whatever Input's dtype; a 0-D Input gives an
+// empty tensor.
+TEST(KernelsShape, ShapeGivesInputDimsAsInt32) {
+  Scope s;
+  s.var("x") = tensor<double>({2, 3, 1}, kSix);
+  run_op(s, make_op("shape", {{"Input", {"x"}}}, {{"Out", {"dims"}}}));
+  EXPECT_EQ(s.get("dims").dtype(), DataType::INT32);
+  EXPECT_EQ(s.get("dims").shape(), (Shape{3}));
+  EXPECT_EQ(values<int32_t>(s.get("dims")), (std::vector<int32_t>{2, 3, 1}));
+  s.var("ids") = tensor<int64_t>({4, 0}, {});
+  run_op(s, make_op("shape", {{"Input", {"ids"}}}, {{"Out", {"dims"}}}));
+  EXPECT_EQ(values<int32_t>(s.get("dims")), (std::vector<int32_t>{4, 0}));
+  s.var("scalar") = tensor<float>({}, {7});
+  run_op(s, make_op("shape", {{"Input", {"scalar"}}}, {{"Out", {"dims"}}}));
+  EXPECT_EQ(s.get("dims").shape(), (Shape{0}));
 }
 
 TEST(KernelsShape, Reshape2InPlaceOnlyChangesTheShape) {

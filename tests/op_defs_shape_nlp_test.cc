@@ -75,6 +75,9 @@ TEST(OpDefsShapeNlp, UnknownBatchDimsStayUnknown) {
   EXPECT_EQ(t.run("flatten_contiguous_range", {{"X", {"x"}}}, {{"Out", {"f"}}},
                   {{"start_axis", Attribute(int32_t{0})}, {"stop_axis", Attribute(int32_t{1})}}),
             (Shape{-1, 1, 1}));
+  // shape: its length is Input's rank, known even when dims are not.
+  EXPECT_EQ(t.run("shape", {{"Input", {"x"}}}, {{"Out", {"xdims"}}}), (Shape{4}));
+  EXPECT_EQ(t.get("xdims").dtype, DataType::INT32);
   EXPECT_EQ(t.run("squeeze2", {{"X", {"x"}}}, {{"Out", {"s"}}}), (Shape{-1, 8}));
   EXPECT_EQ(t.run("transpose2", {{"X", {"x"}}}, {{"Out", {"t"}}}, {{"axis", ints({1, 0, 3, 2})}}),
             (Shape{8, -1, 1, 1}));

@@ -1,7 +1,9 @@
 // The inference models of ../shared/realworld (skipped visibly when absent)
 // run forward in `ctp run` on the CPU when ctp has a CPU kernel for every op
 // they use: parameters come from a startup program the test writes (uniform
-// weights, variances of 1), inputs are ctp run's synthetic data. Each model
+// weights, variances of 1), inputs are ctp run's synthetic data (of the sizes
+// realworld_inference_util.h gives where a model's inputs have unknown dims
+// beside the batch). Each model
 // that lacks kernels is listed with what it lacks (docs/realworld-models.md
 // keeps that list for readers).
 #include <algorithm>
@@ -48,10 +50,17 @@ TEST(RealWorldInference, ModelsWhoseOpsAllHaveKernelsRunForwardOnTheCpu) {
       continue;
     }
     SCOPED_TRACE(name);
+    // Inputs with unknown dims beside the batch need sizes (input_sizes()):
+    // one such dim made 1 is no image a model is made for.
+    const std::string shapes = test::input_shape_options(name, 1);
+    for (const std::string& input : test::inputs_with_unknown_sizes(main))
+      EXPECT_NE(shapes.find(" --input-shape " + input + "="), std::string::npos)
+          << "input '" << input << "' has unknown dims beside the batch; give its sizes in "
+          << "tests/realworld_inference_util.h";
     const std::string startup = (dir / (name + ".startup.json")).string();
     write_file_atomically(startup, serialize_program(test::startup_for(main), ProgramFormat::Json));
     const CommandResult r = run_command(std::string(CTP_CLI_PATH) + " run --startup " + startup +
-                                        " --main " + file.path + " --steps 1 --batch 1");
+                                        " --main " + file.path + " --steps 1 --batch 1" + shapes);
     EXPECT_EQ(r.exit_code, 0) << r.output.substr(0, 4000);
     EXPECT_NE(r.output.find("step 1"), std::string::npos) << r.output.substr(0, 4000);
     if (r.exit_code != 0) continue;

@@ -6,6 +6,7 @@
 // program or --feed path picks each rank's file (ctp transpile --all-ranks writes
 // OUT/rank_<r>/...). With --threads G one process drives G device threads
 // (the single-process modes).
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -41,6 +42,7 @@ struct RunArgs {
   int64_t steps = 1;
   int64_t batch = 1;
   std::vector<std::string> feeds;
+  std::vector<std::string> input_shapes;
   std::vector<std::string> fetch;
   uint64_t seed = 0;
   bool seed_by_rank = false;
@@ -126,6 +128,35 @@ void save_params(const RunArgs& a, int rank, const Program& main, ProgramRunner&
   out.commit();
 }
 
+// "NAME=1,3,48,320" as (NAME, its dims).
+std::pair<std::string, std::vector<int64_t>> parse_input_shape(const std::string& spec) {
+  const auto bad = [&](const std::string& why) {
+    return UsageError("--input-shape expects NAME=D0,D1,... (e.g. x=1,3,48,320), got '" + spec +
+                      "': " + why);
+  };
+  const auto eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0) throw bad("no NAME=");
+  std::vector<int64_t> dims;
+  std::size_t at = eq + 1;
+  while (true) {
+    const std::size_t comma = std::min(spec.find(',', at), spec.size());
+    const std::string text = spec.substr(at, comma - at);
+    std::size_t used = 0;
+    int64_t dim = -1;
+    try {
+      dim = std::stoll(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (text.empty() || used != text.size() || dim < 1)
+      throw bad("dim '" + text + "' is not a whole number of 1 or more");
+    dims.push_back(dim);
+    if (comma == spec.size()) break;
+    at = comma + 1;
+  }
+  return {spec.substr(0, eq), dims};
+}
+
 std::string value_text(const Tensor& t) {
   if (t.numel() == 1) {
     const std::string full = describe_tensor(t, 1);
@@ -165,6 +196,12 @@ void run(const RunArgs& a) {
   if (a.threads < 1) throw UsageError("--threads must be 1 or more");
   if (a.conv_tf32 && a.device != "gpu") throw UsageError("--conv-tf32 needs --device gpu");
   if (!a.save_fetched.empty() && a.steps < 1) throw UsageError("--save-fetched needs --steps 1 or more");
+  std::map<std::string, std::vector<int64_t>> input_shapes;
+  for (const std::string& spec : a.input_shapes) {
+    auto [name, dims] = parse_input_shape(spec);
+    if (!input_shapes.emplace(name, std::move(dims)).second)
+      throw UsageError("--input-shape gives input '" + name + "' twice");
+  }
   const WorkerIdentity id = worker_identity(environment_from(environ));
   const int rank = a.rank.value_or(id.rank);
   const int world_size = a.world_size.value_or(id.world_size);
@@ -190,6 +227,7 @@ void run(const RunArgs& a) {
   const Program startup = startup_with_params(a, main, rank);
   ProgramRunOptions options;
   options.batch = a.batch;
+  options.input_shapes = std::move(input_shapes);
   options.fetch = a.fetch;
   options.batch_ops = a.batch_ops;
   const Environment env = environment_from(environ);
@@ -252,7 +290,12 @@ void run(const RunArgs& a) {
   ProgramRunner& first = *runners[0];
   if (!first.synthetic_inputs().empty()) {
     std::cout << "synthetic inputs (batch " << a.batch << "):";
-    for (const std::string& name : first.synthetic_inputs()) std::cout << " " << name;
+    for (const std::string& name : first.synthetic_inputs()) {
+      std::cout << " " << name;
+      if (const auto given = options.input_shapes.find(name); given != options.input_shapes.end())
+        for (std::size_t i = 0; i < given->second.size(); ++i)
+          std::cout << (i ? "," : "=") << given->second[i];
+    }
     std::cout << "\n";
   }
   std::vector<Fetched> fetched(runners.size());
@@ -314,6 +357,10 @@ const CommandRegistrar registrar([](CLI::App& app) {
   cmd->add_option("--feed", args->feeds,
                   "NAME=FILE.npy: bind input NAME to that array at every step (repeatable); "
                   "{rank} in FILE picks each rank's array");
+  cmd->add_option("--input-shape", args->input_shapes,
+                  "NAME=D0,D1,...: the shape of synthetic input NAME, for inputs with unknown dims "
+                  "beside the batch (e.g. x=1,3,48,320 for an image of any width); every dim "
+                  "given, the declared rank and fixed dims kept, --batch not applied (repeatable)");
   cmd->add_option("--fetch", args->fetch,
                   "Vars to print after every step (default: the fetch ops' vars, else the loss)")
       ->delimiter(',');

@@ -33,4 +33,10 @@ std::optional<std::vector<int64_t>> runtime_shape(const KernelContext& ctx, cons
   return shape;
 }
 
+Tensor dims_tensor(const Shape& dims) {
+  Tensor t(DataType::INT32, {static_cast<int64_t>(dims.size())});
+  for (std::size_t i = 0; i < dims.size(); ++i) t.data<int32_t>()[i] = static_cast<int32_t>(dims[i]);
+  return t;
+}
+
 }  // namespace ctp

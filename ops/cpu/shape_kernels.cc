@@ -51,6 +51,9 @@ void reshape2(KernelContext& ctx) {
   copy_as(x, ctx.output("Out"), m.out_shape);
 }
 
+// shape: Input's dims (INT32).
+void shape(KernelContext& ctx) { copy_tensor(dims_tensor(ctx.input("Input").shape()), ctx.output("Out")); }
+
 void reinterpret_grad(KernelContext& ctx) {
   const Tensor dout = ctx.input("Out@GRAD");
   const Shape x = meta::reinterpret_grad(ctx, meta_of(ctx.input("XShape")), meta_of(dout));
@@ -122,6 +125,7 @@ void stack_grad(KernelContext& ctx) {
 }  // namespace
 
 CTP_REGISTER_KERNEL(reshape2, CPU, reshape2);
+CTP_REGISTER_KERNEL(shape, CPU, shape);
 CTP_REGISTER_KERNEL(flatten_contiguous_range, CPU, reinterpret<meta::flatten_contiguous_range>);
 CTP_REGISTER_KERNEL(flatten2, CPU, reinterpret<meta::flatten2>);
 CTP_REGISTER_KERNEL(squeeze2, CPU, reinterpret<meta::squeeze2>);

@@ -77,6 +77,13 @@ void reshape2(KernelContext& ctx) {
   copy_as(ctx, "X", "Out", m.out_shape);
 }
 
+// shape: Input's dims (INT32), uploaded; Input itself is not read.
+void shape(KernelContext& ctx) {
+  const Tensor dims = dims_tensor(ctx.input("Input").shape());
+  Tensor& out = device_output(ctx, "Out", 0, DataType::INT32, dims.shape());
+  copy_bytes(dims, out, stream_of(ctx));
+}
+
 void reinterpret_grad(KernelContext& ctx) {
   const Tensor dout = device_input(ctx, "Out@GRAD");
   const Shape x = meta::reinterpret_grad(ctx, meta_of(ctx.input("XShape")), meta_of(dout));
@@ -150,6 +157,7 @@ void stack_grad(KernelContext& ctx) {
 }  // namespace
 
 CTP_REGISTER_KERNEL(reshape2, CUDA, reshape2);
+CTP_REGISTER_KERNEL(shape, CUDA, shape);
 CTP_REGISTER_KERNEL(flatten_contiguous_range, CUDA, reinterpret<meta::flatten_contiguous_range>);
 CTP_REGISTER_KERNEL(flatten2, CUDA, reinterpret<meta::flatten2>);
 CTP_REGISTER_KERNEL(squeeze2, CUDA, reinterpret<meta::squeeze2>);

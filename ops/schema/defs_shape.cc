@@ -123,6 +123,13 @@ void add_shape_op_defs(OpRegistry& r) {
                   infer_reinterpret<meta::reshape2>, infer_reinterpret_grad);
   add_xshape_pair(r, "flatten_contiguous_range", flatten_attrs(), {},
                   infer_reinterpret<meta::flatten_contiguous_range>, infer_reinterpret_grad);
+  // shape: Input's dims as INT32 [rank]; no gradient (Paddle's has none).
+  add_def(r, {"shape", {one("Input")}, {one("Out")}, onednn_attrs({})},
+          [](InferContext& ctx) {
+            const TensorMeta in = ctx.input_meta("Input");
+            ctx.set_output("Out", {static_cast<int64_t>(in.shape.size())}, DataType::INT32);
+          },
+          GradMaker::none());
   add_xshape_pair(r, "flatten2", flatten2_attrs(), {}, infer_reinterpret<meta::flatten2>,
                   infer_reinterpret_grad);
   add_xshape_pair(r, "squeeze2", axes_attrs(), {}, infer_reinterpret<meta::squeeze2>,

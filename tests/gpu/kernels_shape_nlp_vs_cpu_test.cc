@@ -53,7 +53,7 @@ TEST(GpuKernels, ShapeOpsAndGradsExactlyAsOnTheCpu) {
 }
 
 // reshape2 to a shape given by tensors on the host (fed) and on the GPU (a
-// fill_constant's output), as the CPU reads them.
+// fill_constant's and a shape op's output), as the CPU reads them.
 TEST(GpuKernels, Reshape2ToShapeTensorsAsOnTheCpu) {
   CTP_REQUIRE_GPUS(1);
   ProgramBuilder pb;
@@ -62,12 +62,16 @@ TEST(GpuKernels, Reshape2ToShapeTensorsAsOnTheCpu) {
   pb.op("reshape2").in("X", "x").in("ShapeTensor", std::vector<std::string>{"three", "rest"})
       .out("Out", "r").out("XShape", "rs");
   pb.op("reshape2").in("X", "x").in("Shape", "dims").out("Out", "d");
+  // shape's output (INT32 on the GPU) as the Shape of another reshape2, the
+  // OCR models' pattern.
+  pb.op("shape").in("Input", "x").out("Out", "xdims");
+  pb.op("reshape2").in("X", "r").in("Shape", "xdims").out("Out", "back");
   Tensor three(DataType::INT64, {1}), dims(DataType::INT32, {3});
   three.data<int64_t>()[0] = 3;
   for (int i = 0; i < 3; ++i) dims.data<int32_t>()[i] = std::vector<int32_t>{4, 0, 10}[i];
   expect_same(pb.build(),
               {{"x", random_fp32({4, 3, 10}, 85)}, {"three", three}, {"dims", dims}},
-              {"r", "rs", "d"}, 0, 0);
+              {"r", "rs", "d", "xdims", "back"}, 0, 0);
 }
 
 TEST(GpuKernels, LayerNormAndGradFp32Fp64AndHalf) {

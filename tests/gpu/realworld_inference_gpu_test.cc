@@ -105,7 +105,7 @@ TEST(GpuRealWorldInference, ModelsThatRunOnTheCpuGiveTheSameOutputsOnTheGpu) {
       const test::CommandResult r = test::run_command(
           std::string(CTP_CLI_PATH) + " run --startup " + startup.string() + " --main " +
           file.path + " --steps 1 --batch 2 --device " + device + " --save-fetched " +
-          out.string());
+          out.string() + test::input_shape_options(name, 2));
       EXPECT_EQ(r.exit_code, 0) << device << ": " << r.output.substr(0, 4000);
       return r.exit_code == 0 ? out : fs::path();
     };
