@@ -49,7 +49,7 @@ bool is_holder(const Block& block, const std::string& name) {
 }  // namespace
 
 Executor::Executor(const Program& program, RunServices services, int32_t block_idx)
-    : block_(program.block(block_idx)), services_(std::move(services)) {
+    : program_(program), block_(program.block(block_idx)), services_(std::move(services)) {
   link_cpu_kernels();
   const DeviceKind device = services_.device.kind;
   // A device kind built as a library of its own (CUDA) brings its kernels
@@ -100,6 +100,20 @@ Executor::Executor(const Program& program, RunServices services, int32_t block_i
       ++i;
     }
   }
+  release_ = plan_var_release(program_, block_.idx, kept_);
+}
+
+void Executor::keep_vars(const std::vector<std::string>& names) {
+  bool added = false;
+  for (const std::string& name : names) added |= kept_.insert(name).second;
+  if (added) release_ = plan_var_release(program_, block_.idx, kept_);
+}
+
+void Executor::release_after(const PlannedStep& step, Scope& scope) {
+  if (!release_dead_vars_) return;
+  for (std::size_t i = step.first; i < step.first + step.count; ++i)
+    for (const std::string& name : release_.after_op[i])
+      if (Tensor* t = scope.find(name)) *t = Tensor();
 }
 
 std::vector<OpRun> Executor::batched_runs() const {
@@ -133,6 +147,7 @@ void Executor::run(Scope& scope) {
     if (check_schedule && !schedule_checked_) verify_schedule_before(planned);
     if (planned.batch) {
       run_batch(planned, scope);
+      release_after(planned, scope);
       continue;
     }
     const PreparedOp& step = steps_[planned.first];
@@ -143,6 +158,7 @@ void Executor::run(Scope& scope) {
       if (profile) profile->after_op(planned.first);
       if (services_.check_finite) check_finite(*step.op);
     });
+    release_after(planned, scope);
   }
   if (profile) profile->end_step();
   ++services_.step;

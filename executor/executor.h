@@ -6,17 +6,24 @@
 // Inputs are bound and outputs read either through Paddle's `feed`/`fetch` ops
 // (backed by the FeedFetchLists in RunServices, indexed by their `col`
 // attribute) or directly: set tensors in the Scope before a step and read them
-// after. All vars stay in the scope between steps: persistable vars carry the
-// model state, and temporaries keep their buffers, so kernels write into the
-// same memory every step (which keeps coalesce_tensor's views intact).
+// after. Persistable vars carry the model state between steps. By default
+// every var keeps its tensor between steps (temporaries keep their buffers,
+// so kernels write into the same memory every step). With
+// set_release_dead_vars(true), as ctp's runners set it, an intermediate var's
+// tensor is freed after the last op that names it (executor/var_release.h),
+// unless the caller keeps it (keep_vars) to read it after the step; the vars
+// of collectives and coalesce_tensor keep their buffers either way (which
+// keeps coalesce_tensor's views intact).
 #pragma once
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "executor/communicator_schedule.h"
 #include "executor/runtime/kernel.h"
 #include "executor/op_batching.h"
+#include "executor/var_release.h"
 #include "program_ir/program.h"
 
 namespace ctp {
@@ -39,6 +46,16 @@ class Executor {
   // Binds `feeds` to the feed ops (by `col`), runs one step and returns what
   // the fetch ops wrote (by `col`).
   std::vector<Tensor> run(Scope& scope, std::vector<Tensor> feeds);
+
+  // Vars whose tensors stay in the scope after a step (read by the caller:
+  // fetch targets, gradients taken out between steps); adds to those kept.
+  void keep_vars(const std::vector<std::string>& names);
+  // On: each intermediate var's tensor is freed after its last use in the
+  // step (release_plan), so a step holds only what is still to be read. Off
+  // (the default): every tensor stays in the scope, to read after a step.
+  void set_release_dead_vars(bool release) { release_dead_vars_ = release; }
+  // The vars freed after op i of each step while release is on.
+  const VarReleasePlan& release_plan() const { return release_; }
 
   RunServices& services() { return services_; }
   const Block& block() const { return block_; }
@@ -63,9 +80,15 @@ class Executor {
   // Throws when `op` wrote a non-finite value (RunServices::check_finite).
   void check_finite(const Op& op);
   void run_batch(const PlannedStep& step, Scope& scope);
+  // Frees the vars that die after the ops of `step`.
+  void release_after(const PlannedStep& step, Scope& scope);
 
+  const Program& program_;
   const Block& block_;
   RunServices services_;
+  std::unordered_set<std::string> kept_;
+  bool release_dead_vars_ = false;
+  VarReleasePlan release_;
   std::vector<PreparedOp> steps_;
   std::vector<PlannedStep> plan_;
   std::vector<std::size_t> communicating_ops_;  // indices of set-up ops and collectives

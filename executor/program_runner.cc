@@ -208,6 +208,15 @@ ProgramRunner::ProgramRunner(const Program& startup, const Program& main,
         for (const std::string& name : op.output_arg_names()) fetch_.push_back(name);
     }
   }
+  // The main program frees its intermediates after their last use, except
+  // what is read after the step and its inputs. The startup program keeps everything: it
+  // runs once, and the main program may read what it leaves in
+  // non-persistable vars.
+  main_.keep_vars(fetch_);
+  // The inputs a step was given stay readable after it, as the direct ones
+  // (read before written) do anyway.
+  for (const auto& [col, name] : fed_) main_.keep_vars({name});
+  main_.set_release_dead_vars(!options_.keep_all_vars);
 }
 
 RunServices ProgramRunner::services_for(const ProgramRunOptions& options) {
@@ -276,10 +285,16 @@ Fetched ProgramRunner::run_step() {
   if (options_.stop_when_not_finite)
     for (const auto& [name, value] : out)
       if (auto bad = non_finite_value(value)) {
-        const auto source = first_non_finite_op(main_block_, scope_, main_.services().device_session);
+        // Freed intermediates cannot say which op made it: only with every
+        // var kept is the first op whose output holds one worth naming.
+        std::string source = "; intermediates were freed after their last use "
+                             "(--keep-all-vars keeps them to name the op whose output holds one)";
+        if (options_.keep_all_vars) {
+          const auto op = first_non_finite_op(main_block_, scope_, main_.services().device_session);
+          source = op ? "; the first op whose output holds a non-finite value: " + *op : "";
+        }
         throw Error("step " + std::to_string(steps_) + ": fetched '" + name + "' " + *bad +
-                    (source ? "; the first op whose output holds a non-finite value: " + *source
-                            : std::string()) +
+                    source +
                     " (with check_nan_inf the run stops at the op that produces the first one)");
       }
   return out;

@@ -46,6 +46,11 @@ struct ProgramRunOptions {
   // run_step throws naming the step and the first op whose output holds a
   // non-finite value.
   bool stop_when_not_finite = true;
+  // The main program frees each intermediate var after its last use in the
+  // step (Executor::set_release_dead_vars), except the fetched ones and the
+  // inputs (feed ops' vars too); set, every tensor stays in the scope after
+  // a step.
+  bool keep_all_vars = false;
 };
 
 using Fetched = std::vector<std::pair<std::string, Tensor>>;

@@ -42,12 +42,26 @@ LocalWorkers::LocalWorkers(const TrainerOptions& o, int threads, const TrainingP
     s.device_context = w->runtime->context();
     s.device_session = w->runtime->session();
     s.seed = o.seed + (distinct ? static_cast<uint64_t>(w->index) : 0);
+    // The step programs free their intermediates after their last use,
+    // except the vars the trainer reads after a step; the startup program
+    // (run once) keeps everything.
     w->startup = std::make_unique<Executor>(programs.startup, s);
     w->main = std::make_unique<Executor>(programs.main, s);
-    if (programs.eval) w->eval = std::make_unique<Executor>(*programs.eval, s);
+    w->main->keep_vars({programs.loss});
+    w->main->set_release_dead_vars(true);
+    if (programs.eval) {
+      w->eval = std::make_unique<Executor>(*programs.eval, s);
+      w->eval->keep_vars({programs.probabilities});
+      w->eval->set_release_dead_vars(true);
+    }
     if (micro) {
       w->compute = std::make_unique<Executor>(micro->compute, s);
+      std::vector<std::string> read_after{programs.loss};
+      for (const ParamGrad& pg : micro->params_grads) read_after.push_back(pg.grad);
+      w->compute->keep_vars(read_after);
+      w->compute->set_release_dead_vars(true);
       w->update = std::make_unique<Executor>(micro->update, s);
+      w->update->set_release_dead_vars(true);
     }
     workers_.push_back(std::move(w));
   }

@@ -52,12 +52,10 @@ void transpile_programs(const TrainerOptions& o, int threads, TrainingPrograms& 
 void stop_unless_finite(Worker& w, const TrainingPrograms& programs, int64_t step, const Tensor& loss) {
   const auto bad = non_finite_value(loss);
   if (!bad) return;
-  const auto source = first_non_finite_op(programs.main.global_block(), w.scope,
-                                          w.main->services().device_session);
+  // The step freed its intermediates (Executor::set_release_dead_vars):
+  // which op made the first non-finite value is --check-nan-inf's to say.
   throw Error("step " + std::to_string(step + 1) + ", worker " + std::to_string(w.index) +
               ": the loss '" + programs.loss + "' " + *bad +
-              (source ? "; the first op whose output holds a non-finite value: " + *source
-                      : std::string()) +
               " (--check-nan-inf stops at the op that produces the first one)");
 }
 

@@ -19,6 +19,7 @@
 #include "executor/cuda/device_context.h"
 #include "executor/runtime/communicator.h"
 #include "executor/runtime/device_runtime.h"
+#include "executor/runtime/memory_stats.h"
 #include "executor/runtime/npy.h"
 #include "executor/op_profile.h"
 #include "ops/common/paddle_tensor_file.h"
@@ -54,6 +55,7 @@ struct RunArgs {
   bool batch_ops = true;
   bool check_nan_inf = false;
   bool conv_tf32 = false;
+  bool keep_all_vars = false;
   std::string save_fetched;
 };
 
@@ -182,6 +184,21 @@ Program startup_with_params(const RunArgs& a, const Program& main, int rank) {
   return startup;
 }
 
+// The most bytes tensors held at once in this process (startup included),
+// as torch.cuda.max_memory_allocated: tensors' bytes, not the driver's.
+void print_peak_memory(DeviceKind device) {
+  for (DeviceKind kind : {device, DeviceKind::CPU}) {
+    const MemoryStats stats = memory_stats(kind);
+    char line[128];
+    std::snprintf(line, sizeof line, "peak tensor memory on %s: %.1f MiB (%lld buffers made)\n",
+                  std::string(to_string(kind)).c_str(),
+                  static_cast<double>(stats.peak_bytes) / (1 << 20),
+                  static_cast<long long>(stats.buffers_made));
+    std::cout << line;
+    if (kind == DeviceKind::CPU) break;
+  }
+}
+
 void run(const RunArgs& a) {
   if (a.startup.empty() && a.params_dir.empty() && a.params_file.empty())
     throw UsageError("--startup, --load-params or --load-params-file is required (what gives "
@@ -230,6 +247,7 @@ void run(const RunArgs& a) {
   options.input_shapes = std::move(input_shapes);
   options.fetch = a.fetch;
   options.batch_ops = a.batch_ops;
+  options.keep_all_vars = a.keep_all_vars;
   const Environment env = environment_from(environ);
   options.check_finite =
       a.check_nan_inf || boolean_variable(env, "FLAGS_check_nan_inf").value_or(false);
@@ -320,7 +338,10 @@ void run(const RunArgs& a) {
             << " step(s) of main (" << main.global_block().op_count() << " ops)";
   if (a.threads > 1) std::cout << " on " << a.threads << " device threads (printed: thread 0)";
   std::cout << " in " << timing << std::endl;
-  if (profile) profile->print(std::cout);
+  if (profile) {
+    profile->print(std::cout);
+    print_peak_memory(options.device.kind);
+  }
   check_written(std::cout, "standard output");
   if (!a.save_fetched.empty()) save_fetched(a.save_fetched, fetched[0]);
   save_params(a, rank, main, first, *runtimes[0], threads ? &threads->comms(0) : single.get());
@@ -393,6 +414,9 @@ const CommandRegistrar registrar([](CLI::App& app) {
   cmd->add_flag("--conv-tf32", args->conv_tf32,
                 "GPU: FP32 convolutions may use TF32 tensor cores (10-bit mantissa products, as "
                 "PyTorch's cuDNN convolutions by default); off: true FP32, as the CPU computes");
+  cmd->add_flag("--keep-all-vars", args->keep_all_vars,
+                "Keep every intermediate var's tensor between steps (by default each is freed "
+                "after the last op that reads it; fetched vars are always kept)");
   cmd->add_option("--save-fetched", args->save_fetched,
                   "Write the last step's fetched values (see --fetch) as DIR/<var>.npy");
   cmd->callback([args] { run(*args); });

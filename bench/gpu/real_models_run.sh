@@ -13,7 +13,11 @@
 #            (autocast bf16)
 #   ampb     the same for BERT-large, 8 x 512 tokens
 # WALL=1 adds a 1-step run before each profiled ctp run (wall time per step from the
-# difference); NO_COMPILE=1 leaves out the torch.compile peers of ampr/ampb.
+# difference); NO_COMPILE=1 leaves out the torch.compile peers of ampr/ampb;
+# KEEP_ALL=1 adds a profiled ctp run with --keep-all-vars to ampr/ampb (every
+# intermediate kept, as before the executor freed them); BUILD=DIR builds there
+# (default build; a directory outside the carried tree survives between calls
+# to a warm machine); TORCH_PROFILE=1 prints torch.profiler's ops of 3 eager steps.
 # Every ctp run is timed two ways: per op on the compute stream (--profile, first
 # step not counted) and in wall time; peak memory of every process is sampled
 # with nvidia-smi (the whole process: CUDA context and caches too), PyTorch's own
@@ -32,17 +36,18 @@ LOG=$OUT/run.log
 { date -u; nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv
   python3 -c 'import torch; print("torch", torch.__version__, "cudnn", torch.backends.cudnn.version())'
 } >> "$LOG" 2>&1
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTP_WITH_GLOO=OFF -DCTP_WITH_CUDA=ON \
+B=${BUILD:-build}
+cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTP_WITH_GLOO=OFF -DCTP_WITH_CUDA=ON \
   -DCTP_WITH_PYTHON=OFF -DCTP_BUILD_BENCH=OFF -DCMAKE_PREFIX_PATH="$CLI11" \
   -DCMAKE_CXX_FLAGS="-I$CLI11/include" > "$OUT/build.log" 2>&1 &&
-cmake --build build -j16 --target ctp_cli ctp_cuda ctp_sample_models ctp_gpu_tests \
+cmake --build "$B" -j16 --target ctp_cli ctp_cuda ctp_sample_models ctp_gpu_tests \
   >> "$OUT/build.log" 2>&1
 if [ $? -ne 0 ]; then
   echo "BUILD FAILED"; grep -E "error" "$OUT/build.log" | head -40; exit 1
 fi
 echo "build ok $(date -u +%T)" | tee -a "$LOG"
-CTP=./build/ctp
-MODELS=./build/samples/ctp_sample_models
+CTP=$B/ctp
+MODELS=$B/samples/ctp_sample_models
 W=/tmp/r18
 mkdir -p $W
 
@@ -64,7 +69,7 @@ measure() {
 }
 
 if want tests; then
-  measure 240 ./build/tests/ctp_gpu_tests --gtest_filter="${GPU_TESTS:-*}"
+  measure 240 $B/tests/ctp_gpu_tests --gtest_filter="${GPU_TESTS:-*}"
 fi
 
 if want fwd || want train; then
@@ -112,7 +117,8 @@ amp_train() {
   local run="$CTP run --device gpu --startup $W/${name}_amp/startup.pb --main $W/${name}_amp/main.pb --batch $batch"
   [ -n "${WALL:-}" ] && measure 200 $run --steps 1
   measure 240 $run --steps 11 --profile
-  measure 150 python3 bench/gpu/torch_step.py --model $torch_model --mode train --precision bf16 --batch $batch
+  [ -n "${KEEP_ALL:-}" ] && measure 240 $run --steps 11 --profile --keep-all-vars
+  measure 150 python3 bench/gpu/torch_step.py --model $torch_model --mode train --precision bf16 --batch $batch ${TORCH_PROFILE:+--profile}
   [ -z "${NO_COMPILE:-}" ] &&
     measure 300 python3 bench/gpu/torch_step.py --model $torch_model --mode train --precision bf16 --batch $batch --compile
 }

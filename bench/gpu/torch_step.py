@@ -30,6 +30,8 @@ def main():
     ap.add_argument("--mode", choices=["forward", "train"], default="train")
     ap.add_argument("--precision", choices=["fp32", "tf32", "bf16"], default="fp32")
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--profile", action="store_true",
+                    help="after timing, 3 steps under torch.profiler: the ops by CUDA time")
     ap.add_argument("--batch", type=int, default=0, help="default 64 (ResNet), 8 (BERT)")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
@@ -80,6 +82,14 @@ def main():
           f"{statistics.median(times):.2f} ms per step over {a.steps} (min {min(times):.2f}), "
           f"loss {loss.item():.4f}, peak {torch.cuda.max_memory_allocated() / 2**30:.2f} GiB",
           flush=True)
+    if a.profile:
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(3):
+                step(target)
+            torch.cuda.synchronize()
+        print("torch.profiler, 3 steps (CUDA times are totals over the 3):")
+        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=30), flush=True)
 
 
 if __name__ == "__main__":

@@ -24,10 +24,12 @@ DeviceContext::DeviceContext(int device_index) : index_(device_index) {
                 std::to_string(count) + " CUDA device(s)");
   cuda::DeviceGuard guard(index_);
   // Blocking streams (default flags) wait for the legacy default stream,
-  // where buffers are zero-filled at allocation.
+  // on which buffers are made and zero-filled while several contexts share
+  // this GPU; with one, on its compute stream.
   CTP_CUDA_CHECK(cudaStreamCreate(&compute_));
   events_.resize(64, nullptr);
   for (CudaEvent& e : events_) CTP_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+  cuda::add_allocation_stream(index_, compute_);
 }
 
 DeviceContext::~DeviceContext() {
@@ -35,6 +37,7 @@ DeviceContext::~DeviceContext() {
   cudaGetDevice(&previous);
   cudaSetDevice(index_);
   cudaDeviceSynchronize();
+  if (compute_) cuda::remove_allocation_stream(index_, compute_);
   if (workspace_) cudaFree(workspace_);
   if (cublas_) cublasDestroy(cublas_);
   if (cudnn_) cudnnDestroy(cudnn_);

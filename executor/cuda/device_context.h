@@ -120,6 +120,18 @@ namespace cuda {
 // A zero-filled CPU buffer in page-locked memory (cudaHostAlloc, portable to
 // every GPU); throws ctp::Error when the driver refuses.
 std::shared_ptr<Buffer> allocate_pinned_host_buffer(std::size_t bytes);
+// GPU memory whose bytes are not set: for a kernel's output, which the kernel
+// writes whole (as PyTorch's empty()), where zero-filling would cost a pass
+// over the memory on every (re)allocation. With set_poison_uninitialized
+// (tests), every byte starts as 0xff (NaN in every float type), so an output
+// a kernel leaves partly unwritten shows.
+std::shared_ptr<Buffer> allocate_uninitialized_buffer(Device device, std::size_t bytes);
+void set_poison_uninitialized(bool poison);
+// A DeviceContext's compute stream, on which that GPU's buffers are then made
+// and freed while it is the device's only one (executor/cuda/cuda_buffer.cc);
+// removed before the stream is destroyed.
+void add_allocation_stream(int device, CudaStream stream);
+void remove_allocation_stream(int device, CudaStream stream);
 }  // namespace cuda
 
 // Copies `src` into `dst` (same byte count) across any pair of devices,

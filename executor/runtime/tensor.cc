@@ -9,6 +9,7 @@
 #include <new>
 
 #include "executor/runtime/backend_library.h"
+#include "executor/runtime/memory_stats.h"
 
 namespace ctp {
 namespace {
@@ -21,8 +22,12 @@ class CpuBuffer final : public Buffer {
     data_ = rounded ? std::aligned_alloc(64, rounded) : nullptr;
     if (rounded && !data_) throw std::bad_alloc();
     if (data_) std::memset(data_, 0, rounded);
+    note_buffer_made(DeviceKind::CPU, bytes);
   }
-  ~CpuBuffer() override { std::free(data_); }
+  ~CpuBuffer() override {
+    std::free(data_);
+    note_buffer_freed(DeviceKind::CPU, size_);
+  }
   void* data() override { return data_; }
   std::size_t size() const override { return size_; }
   Device device() const override { return Device{}; }

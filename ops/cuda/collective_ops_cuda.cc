@@ -96,6 +96,13 @@ void all_gather_kernel(KernelContext& ctx, CollectiveSlots slots) {
   Tensor& out = cuda::device_output(ctx, slots.out, 0, x.dtype(), shape);
   collective::naming_input(ctx, slots.in,
                            [&] { p.comm->queue_all_gather(input, out, p.queue()); });
+  // Out replaced X's buffer, which is freed on the compute stream when
+  // `input` goes (executor/cuda/cuda_buffer.cc): that stream first waits for
+  // the gather still reading it.
+  if (!input.shares_buffer_with(x)) {
+    DeviceContext& dc = cuda::device_context(ctx);
+    if (p.stream != dc.compute_stream()) dc.stream_wait(dc.compute_stream(), p.stream);
+  }
 }
 
 // GPU-side waits only: the host queues an event wait and moves on.

@@ -27,7 +27,13 @@ Tensor& device_output(KernelContext& ctx, std::string_view slot, std::size_t i, 
                       std::vector<int64_t> shape) {
   DeviceContext& dc = device_context(ctx);
   Tensor& out = ctx.output(slot, i);
-  out.resize(dtype, std::move(shape), dc.device());
+  if (out.initialized() && out.dtype() == dtype && out.shape() == shape &&
+      out.device() == dc.device())
+    return out;
+  // Not zero-filled: the kernel writes every element of its output.
+  const std::size_t bytes = tensor_byte_count(dtype, shape);
+  out = Tensor::view(allocate_uninitialized_buffer(dc.device(), bytes), 0, dtype,
+                     std::move(shape));
   return out;
 }
 

@@ -47,7 +47,9 @@ DeviceContext& device_context(KernelContext& ctx);
 Tensor& device_input(KernelContext& ctx, std::string_view slot, std::size_t i = 0);
 
 // The i-th output resized to (dtype, shape) on the run's GPU; keeps its
-// buffer when nothing changed (coalesce_tensor's views stay intact).
+// buffer when nothing changed (coalesce_tensor's views stay intact). A new
+// buffer's bytes are not set (allocate_uninitialized_buffer): the kernel
+// writes every element (or zero-fills it first).
 Tensor& device_output(KernelContext& ctx, std::string_view slot, std::size_t i, DataType dtype,
                       std::vector<int64_t> shape);
 

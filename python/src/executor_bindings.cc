@@ -106,9 +106,10 @@ CommOptions comm_options(std::optional<double> timeout_s, const std::string& job
 class PyExecutor {
  public:
   PyExecutor(const Program& program, DeviceRuntime& runtime, Communicators* comms,
-             int32_t block, uint64_t seed, bool check_finite, bool batch_ops)
+             int32_t block, uint64_t seed, bool check_finite, bool batch_ops, bool keep_all_vars)
       : runtime_(runtime), comms_(comms ? &comms->manager : nullptr),
         executor_(program, services(runtime, comms_, seed, check_finite, batch_ops), block) {
+    executor_.set_release_dead_vars(!keep_all_vars);
     for (const Op& op : executor_.block().ops()) {
       const auto* out = op.output("Out");
       const Attribute* col = op.attr("col");
@@ -133,6 +134,7 @@ class PyExecutor {
       feed_list[col] = std::move(t);
     }
     std::vector<Tensor> fetched;
+    if (fetch) executor_.keep_vars(*fetch);  // read after the step: not freed
     {
       py::gil_scoped_release unlocked;
       for (auto& [name, t] : direct) runtime_.bind(scope, name, t);
@@ -228,13 +230,16 @@ void bind_executor_class(py::module_& m) {
                          "One block of a program prepared for a device (every op's kernel "
                          "found up front); run() runs it once")
       .def(py::init<const Program&, DeviceRuntime&, Communicators*, int32_t, uint64_t, bool,
-                    bool>(),
+                    bool, bool>(),
            "program"_a, "runtime"_a, "comms"_a = py::none(), "block"_a = 0, "seed"_a = 0,
-           "check_finite"_a = false, "batch_ops"_a = true, py::keep_alive<1, 2>(),
+           "check_finite"_a = false, "batch_ops"_a = true, "keep_all_vars"_a = false,
+           py::keep_alive<1, 2>(),
            py::keep_alive<1, 3>(), py::keep_alive<1, 4>(),
            "seed: of random initializers whose seed attribute is 0 (give ranks different "
            "seeds to initialise them differently); check_finite: stop at the first op that "
-           "writes NaN or Inf (slow)")
+           "writes NaN or Inf (slow); keep_all_vars: keep every intermediate var in the "
+           "scope after a step (by default each is freed after its last use, except the "
+           "vars run() fetches and those read before written)")
       .def("run", &PyExecutor::run, "scope"_a, "feed"_a = std::map<std::string, py::array>{},
            "fetch"_a = py::none(),
            "Runs every op once. feed: var name -> array (a feed op's var goes to its column, "
