@@ -62,5 +62,14 @@ template <typename T, typename U = BatchNormStat<T>>
 void batch_norm_grad(const T* x, const U* scale, const U* mean, const U* spread, const T* dy,
                      T* dx, U* dscale, U* dbias, U* partials, const BatchNormGeometry& g,
                      Stream s);
+// The running statistics from a batch's (saved_mean and saved_inv_std, as
+// cuDNN leaves them): mean_out = momentum * running_mean + (1 - momentum) *
+// batch mean, var_out likewise with the batch's biased variance (Paddle's,
+// where cuDNN's own update takes the unbiased one). mean_out may be
+// running_mean and var_out running_var.
+void batch_norm_running_stats(const float* saved_mean, const float* saved_inv_std,
+                              const float* running_mean, const float* running_var,
+                              float* mean_out, float* var_out, const BatchNormGeometry& g,
+                              Stream s);
 
 }  // namespace ctp::cuda::launch

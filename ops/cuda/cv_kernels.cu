@@ -312,6 +312,18 @@ __global__ void batch_norm_grad_x_kernel(const T* x, const U* scale, const U* me
   }
 }
 
+__global__ void batch_norm_running_kernel(const float* saved_mean, const float* saved_inv_std,
+                                          const float* running_mean, const float* running_var,
+                                          float* mean_out, float* var_out, BatchNormGeometry g) {
+  const int64_t c = first_index();
+  if (c >= g.channels) return;
+  const float momentum = static_cast<float>(g.momentum);
+  const float inv_std = saved_inv_std[c];
+  const float var = 1.0f / (inv_std * inv_std) - static_cast<float>(g.epsilon);
+  mean_out[c] = add_rn(mul_rn(running_mean[c], momentum), mul_rn(saved_mean[c], 1.0f - momentum));
+  var_out[c] = add_rn(mul_rn(running_var[c], momentum), mul_rn(var, 1.0f - momentum));
+}
+
 bool fits_32_bits(const BatchNormGeometry& g) {
   return g.outer * g.channels * g.inner < (int64_t{1} << 31);
 }
@@ -385,6 +397,15 @@ void batch_norm_grad(const T* x, const U* scale, const U* mean, const U* spread,
   else
     batch_norm_grad_x_kernel<T, U, int64_t><<<grid_for(n), kThreads, 0, s>>>(
         x, scale, mean, spread, dy, dscale, dbias, dx, g);
+}
+
+void batch_norm_running_stats(const float* saved_mean, const float* saved_inv_std,
+                              const float* running_mean, const float* running_var,
+                              float* mean_out, float* var_out, const BatchNormGeometry& g,
+                              Stream s) {
+  if (g.channels <= 0) return;
+  batch_norm_running_kernel<<<grid_for(g.channels), kThreads, 0, s>>>(
+      saved_mean, saved_inv_std, running_mean, running_var, mean_out, var_out, g);
 }
 
 #define CTP_INSTANTIATE_POOL(T)                                                         \

@@ -1,9 +1,13 @@
 // CUDA kernels of pool2d and batch_norm (FP32, FP64, FP16, BF16; batch_norm's
 // statistics, scale and bias FP32 beside 16-bit X) and their grads, under the rules of ops/schema/meta_conv.h and
-// meta_batch_norm.h, launching ops/cuda/cv_kernels.cu. pool2d has its own
+// meta_batch_norm.h, launching ops/cuda/cv_kernels.cu (16-bit X with batch
+// statistics: cuDNN's, ops/cuda/batch_norm_cudnn.h). pool2d has its own
 // kernels rather than cuDNN's: cuDNN pools with one padding per dim and has
 // no adaptive windows or ceil_mode, which Paddle's pool2d has.
+#include <type_traits>
+
 #include "ops/common/kernel_util.h"
+#include "ops/cuda/batch_norm_cudnn.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/cv_device_kernels.h"
 #include "ops/schema/meta_batch_norm.h"
@@ -91,6 +95,16 @@ void batch_norm(KernelContext& ctx) {
     U* saved_mean = stats_output<U>(ctx, "SavedMean", m, scratch + 2 * m.channels);
     U* saved_var = stats_output<U>(ctx, "SavedVariance", m, scratch + 3 * m.channels);
     if (ctx.has_output("ReserveSpace")) device_output(ctx, "ReserveSpace", 0, m.stats_dtype, {0});
+    DeviceContext& dc = device_context(ctx);
+    if constexpr (std::is_same_v<U, float>) {
+      if (cudnn_batch_norm_applies(x.dtype(), m) &&
+          cudnn_batch_norm_forward(dc, x.dtype(), m, x.raw_data(), y.raw_data(), scale.data<U>(),
+                                   bias.data<U>(), saved_mean, saved_var)) {
+        launch::batch_norm_running_stats(saved_mean, saved_var, mean.data<U>(), var.data<U>(),
+                                         mean_out, var_out, geometry_of(m), dc.compute_stream());
+        return;
+      }
+    }
     launch::batch_norm<T>(x.data<T>(), scale.data<U>(), bias.data<U>(), mean.data<U>(),
                           var.data<U>(), y.data<T>(), mean_out, var_out, saved_mean, saved_var,
                           scratch + 4 * m.channels, geometry_of(m),
@@ -115,6 +129,13 @@ void batch_norm_grad(KernelContext& ctx) {
     T* dx = ctx.has_output("X@GRAD")
                 ? device_output(ctx, "X@GRAD", 0, x.dtype(), x.shape()).data<T>()
                 : nullptr;
+    if constexpr (std::is_same_v<U, float>) {
+      if (dx && cudnn_batch_norm_applies(x.dtype(), m) &&
+          cudnn_batch_norm_backward(device_context(ctx), x.dtype(), m, x.raw_data(),
+                                    dy.raw_data(), dx, scale.data<U>(), dscale, dbias,
+                                    mean.data<U>(), spread.data<U>()))
+        return;
+    }
     launch::batch_norm_grad<T>(x.data<T>(), scale.data<U>(), mean.data<U>(), spread.data<U>(),
                                dy.data<T>(), dx, dscale, dbias, scratch + 2 * m.channels,
                                geometry_of(m), device_context(ctx).compute_stream());
