@@ -1,6 +1,9 @@
 #include "ops/cpu/gemm.h"
 
+#include <cblas.h>
+
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 namespace ctp::cpu {
@@ -13,11 +16,31 @@ void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
     for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * cols + c];
 }
 
+// OpenBLAS on the calling thread only (gemm.h says why), set once before
+// the first product: the library's own default is a thread per core.
+void use_one_openblas_thread() {
+  static const bool set = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)set;
+}
+
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k,
+               const float* a, blasint lda, const float* b, blasint ldb, float beta, float* c) {
+  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, n);
+}
+void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k,
+               const double* a, blasint lda, const double* b, blasint ldb, double beta,
+               double* c) {
+  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, n);
+}
+
 }  // namespace
 
 template <typename T>
-void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
-          const T* b, T* c, bool accumulate) {
+void gemm_loops(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
+                const T* b, T* c, bool accumulate) {
   // Packing transposed operands first lets one i-k-j loop, whose inner loop
   // runs over contiguous rows of B and C, serve every case.
   std::vector<T> a_packed, b_packed;
@@ -43,9 +66,40 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* 
   }
 }
 
-template void gemm<float>(bool, bool, int64_t, int64_t, int64_t, const float*, const float*,
-                          float*, bool);
-template void gemm<double>(bool, bool, int64_t, int64_t, int64_t, const double*,
-                           const double*, double*, bool);
+template <typename T>
+void gemm_openblas(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
+                   const T* b, T* c, bool accumulate) {
+  if (m == 0 || n == 0) return;
+  if (k == 0) {  // BLAS leaves C alone when K is 0, as beta 1 would
+    if (!accumulate) std::fill(c, c + m * n, T(0));
+    return;
+  }
+  // BLAS takes 32-bit sizes (Debian's build): larger products stay on the loops.
+  constexpr int64_t kMaxBlas = std::numeric_limits<blasint>::max();
+  if (m > kMaxBlas || n > kMaxBlas || k > kMaxBlas)
+    return gemm_loops(trans_a, trans_b, m, n, k, a, b, c, accumulate);
+  use_one_openblas_thread();
+  // Row-major leading dimensions: the stored row lengths.
+  blas_gemm(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+            static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), a,
+            static_cast<blasint>(trans_a ? m : k), b, static_cast<blasint>(trans_b ? k : n),
+            accumulate ? T(1) : T(0), c);
+}
+
+template <typename T>
+void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, const T* b,
+          T* c, bool accumulate) {
+  gemm_openblas(trans_a, trans_b, m, n, k, a, b, c, accumulate);
+}
+
+#define CTP_INSTANTIATE_GEMM(T)                                                              \
+  template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, const T*, const T*, T*, bool); \
+  template void gemm_loops<T>(bool, bool, int64_t, int64_t, int64_t, const T*, const T*, T*,  \
+                              bool);                                                         \
+  template void gemm_openblas<T>(bool, bool, int64_t, int64_t, int64_t, const T*, const T*,  \
+                                 T*, bool);
+CTP_INSTANTIATE_GEMM(float)
+CTP_INSTANTIATE_GEMM(double)
+#undef CTP_INSTANTIATE_GEMM
 
 }  // namespace ctp::cpu
