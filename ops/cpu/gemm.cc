@@ -1,6 +1,8 @@
 #include "ops/cpu/gemm.h"
 
+#if CTP_HAVE_OPENBLAS
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <limits>
@@ -16,6 +18,7 @@ void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
     for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * cols + c];
 }
 
+#if CTP_HAVE_OPENBLAS
 // OpenBLAS on the calling thread only (gemm.h says why), set once before
 // the first product: the library's own default is a thread per core.
 void use_one_openblas_thread() {
@@ -35,6 +38,8 @@ void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, bla
                double* c) {
   cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, n);
 }
+
+#endif
 
 }  // namespace
 
@@ -66,6 +71,7 @@ void gemm_loops(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, con
   }
 }
 
+#if CTP_HAVE_OPENBLAS
 template <typename T>
 void gemm_openblas(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
                    const T* b, T* c, bool accumulate) {
@@ -86,20 +92,33 @@ void gemm_openblas(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
             accumulate ? T(1) : T(0), c);
 }
 
+#endif
+
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a, const T* b,
           T* c, bool accumulate) {
+#if CTP_HAVE_OPENBLAS
   gemm_openblas(trans_a, trans_b, m, n, k, a, b, c, accumulate);
+#else
+  gemm_loops(trans_a, trans_b, m, n, k, a, b, c, accumulate);
+#endif
 }
 
+#if CTP_HAVE_OPENBLAS
+#define CTP_INSTANTIATE_GEMM_OPENBLAS(T)                                                    \
+  template void gemm_openblas<T>(bool, bool, int64_t, int64_t, int64_t, const T*, const T*, \
+                                 T*, bool);
+#else
+#define CTP_INSTANTIATE_GEMM_OPENBLAS(T)
+#endif
 #define CTP_INSTANTIATE_GEMM(T)                                                              \
   template void gemm<T>(bool, bool, int64_t, int64_t, int64_t, const T*, const T*, T*, bool); \
   template void gemm_loops<T>(bool, bool, int64_t, int64_t, int64_t, const T*, const T*, T*,  \
                               bool);                                                         \
-  template void gemm_openblas<T>(bool, bool, int64_t, int64_t, int64_t, const T*, const T*,  \
-                                 T*, bool);
+  CTP_INSTANTIATE_GEMM_OPENBLAS(T)
 CTP_INSTANTIATE_GEMM(float)
 CTP_INSTANTIATE_GEMM(double)
 #undef CTP_INSTANTIATE_GEMM
+#undef CTP_INSTANTIATE_GEMM_OPENBLAS
 
 }  // namespace ctp::cpu

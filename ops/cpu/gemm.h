@@ -8,8 +8,10 @@ namespace ctp::cpu {
 // C[M,N] (+)= op(A) * op(B), all row-major. op(A) is A[M,K], or A[K,M]
 // transposed when trans_a; op(B) is B[K,N], or B[N,K] transposed when
 // trans_b. C is overwritten unless `accumulate`. C must not alias A or B.
-// OpenBLAS computes it: faster than the loops on every product the sample
-// ResNet and BERT make, 1.4x to 35x (bench/cpu_gemm_bench.cc, RESULTS.md).
+// OpenBLAS computes it where the build has it (CTP_HAVE_OPENBLAS, CMake's
+// CTP_WITH_OPENBLAS): faster than the loops on every product the sample
+// ResNet and BERT make, 1.4x to 35x (bench/cpu_gemm_bench.cc, RESULTS.md);
+// the loops below otherwise.
 template <typename T>
 void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
           const T* b, T* c, bool accumulate = false);
@@ -27,8 +29,10 @@ void gemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* 
 template <typename T>
 void gemm_loops(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
                 const T* b, T* c, bool accumulate = false);
+#if CTP_HAVE_OPENBLAS
 template <typename T>
 void gemm_openblas(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const T* a,
                    const T* b, T* c, bool accumulate = false);
+#endif
 
 }  // namespace ctp::cpu
