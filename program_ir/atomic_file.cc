@@ -373,6 +373,12 @@ void OutputSet::commit() {
   s.committed = true;
 }
 
+std::string existing_ancestor(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(path).lexically_normal();
+  while (!dir.empty() && !std::filesystem::exists(dir)) dir = dir.parent_path();
+  return dir.empty() ? "." : dir.string();
+}
+
 void write_file_atomically(const std::string& path, std::string_view contents) {
   OutputSet output(parent_of(path));
   output.stage(path, contents);

@@ -46,6 +46,11 @@ class OutputSet {
   std::unique_ptr<State> state_;
 };
 
+// The deepest directory on `path` (`path` itself included) that exists, or
+// "." when none of it does: where an OutputSet for outputs below `path` can
+// stage, make_directories() making the rest.
+std::string existing_ancestor(const std::string& path);
+
 // An OutputSet of one file in its own directory.
 void write_file_atomically(const std::string& path, std::string_view contents);
 

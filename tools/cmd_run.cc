@@ -22,10 +22,10 @@
 #include "executor/runtime/memory_stats.h"
 #include "executor/runtime/npy.h"
 #include "executor/op_profile.h"
-#include "ops/common/paddle_tensor_file.h"
 #include "executor/program_runner.h"
 #include "executor/thread_group_driver.h"
 #include "executor/worker_env.h"
+#include "ops/common/paddle_tensor_file.h"
 #include "program_ir/atomic_file.h"
 #include "program_ir/persistables.h"
 #include "program_ir/program_io.h"
@@ -104,9 +104,7 @@ void save_params(const RunArgs& a, int rank, const Program& main, ProgramRunner&
   if (spec.empty() || (rank != 0 && spec.find("{rank}") == std::string::npos)) return;
   const std::filesystem::path path =
       std::filesystem::path(with_rank(spec, rank)).lexically_normal();
-  std::filesystem::path existing = to_dir ? path : path.parent_path();
-  while (!existing.empty() && !std::filesystem::exists(existing)) existing = existing.parent_path();
-  OutputSet out(existing.empty() ? "." : existing.string());
+  OutputSet out(existing_ancestor((to_dir ? path : path.parent_path()).string()));
   std::string combined;
   for (const std::string& name : persistable_tensor_names(main)) {
     const Tensor* value = first.scope().find(name);

@@ -32,9 +32,7 @@ void write_whole(const KernelContext& ctx, const std::string& path, const std::s
   const fs::path target = fs::path(path).lexically_normal();
   if (!ctx.bool_attr("overwrite") && fs::exists(target))
     ctx.fail("'" + path + "' exists and attribute overwrite is false");
-  fs::path existing = target.parent_path();
-  while (!existing.empty() && !fs::exists(existing)) existing = existing.parent_path();
-  OutputSet out(existing.empty() ? "." : existing.string());
+  OutputSet out(existing_ancestor(target.parent_path().string()));
   if (!target.parent_path().empty()) out.make_directories(target.parent_path().string());
   out.stage(target.string(), contents);
   out.commit();
