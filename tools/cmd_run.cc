@@ -197,7 +197,9 @@ void print_peak_memory(DeviceKind device) {
   }
 }
 
-void run(const RunArgs& a) {
+// The arguments' own consistency, before anything is read; the shapes of
+// --input-shape by input name.
+std::map<std::string, std::vector<int64_t>> checked_input_shapes(const RunArgs& a) {
   if (a.startup.empty() && a.params_dir.empty() && a.params_file.empty())
     throw UsageError("--startup, --load-params or --load-params-file is required (what gives "
                      "the parameters their values)");
@@ -217,16 +219,19 @@ void run(const RunArgs& a) {
     if (!input_shapes.emplace(name, std::move(dims)).second)
       throw UsageError("--input-shape gives input '" + name + "' twice");
   }
-  const WorkerIdentity id = worker_identity(environment_from(environ));
-  const int rank = a.rank.value_or(id.rank);
-  const int world_size = a.world_size.value_or(id.world_size);
-  if (world_size < 1 || rank < 0 || rank >= world_size)
-    throw UsageError("rank " + std::to_string(rank) + " is not in [0, world size " +
-                     std::to_string(world_size) + ")");
+  return input_shapes;
+}
+
+// This process's place in the job: --rank / --world-size / --timeout over the
+// launcher's variables.
+CommOptions comm_options(const RunArgs& a, const WorkerIdentity& id) {
   CommOptions comm;
   comm.job_id = id.job_id;
-  comm.rank = rank;
-  comm.world_size = world_size;
+  comm.rank = a.rank.value_or(id.rank);
+  comm.world_size = a.world_size.value_or(id.world_size);
+  if (comm.world_size < 1 || comm.rank < 0 || comm.rank >= comm.world_size)
+    throw UsageError("rank " + std::to_string(comm.rank) + " is not in [0, world size " +
+                     std::to_string(comm.world_size) + ")");
   if (a.timeout_s) {
     try {
       comm.timeout = timeout_from_seconds(*a.timeout_s, "--timeout");
@@ -236,10 +241,13 @@ void run(const RunArgs& a) {
   } else if (id.comm_timeout) {
     comm.timeout = *id.comm_timeout;
   }
+  return comm;
+}
 
-  const std::string main_path = with_rank(a.main, rank);
-  const Program main = load_program_file(main_path);
-  const Program startup = startup_with_params(a, main, rank);
+// What every worker of this process shares; each gets its own rank, seed,
+// runtime and communicators in Workers::Workers.
+ProgramRunOptions shared_run_options(const RunArgs& a, const WorkerIdentity& id, int rank,
+                                     std::map<std::string, std::vector<int64_t>> input_shapes) {
   ProgramRunOptions options;
   options.batch = a.batch;
   options.input_shapes = std::move(input_shapes);
@@ -257,70 +265,86 @@ void run(const RunArgs& a) {
       throw UsageError("--feed expects NAME=FILE.npy, got '" + spec + "'");
     options.feeds[spec.substr(0, eq)] = read_npy_file(with_rank(spec.substr(eq + 1), rank));
   }
+  return options;
+}
 
-  // One runner per device thread; worker w = rank * threads + thread. The
-  // devices' runtimes come first: the rings made on them must go before them.
-  std::vector<std::unique_ptr<DeviceRuntime>> runtimes;
-  const bool gpu_run = options.device.kind == DeviceKind::CUDA;
-  for (int i = 0; i < a.threads; ++i)  // CUDA: one GPU per thread, from the process's first
-    runtimes.push_back(std::make_unique<DeviceRuntime>(
-        Device{options.device.kind, options.device.index + (gpu_run ? i : 0)}));
-  if (a.conv_tf32)
-    for (const auto& runtime : runtimes) runtime->context()->set_conv_tf32(true);
-  std::unique_ptr<CommunicatorManager> single;
-  std::unique_ptr<DeviceThreads> threads;
-  if (a.threads == 1) {
-    single = std::make_unique<CommunicatorManager>(comm);
-  } else {
-    std::vector<Device> devices;
-    for (const auto& runtime : runtimes) devices.push_back(runtime->device());
-    threads = std::make_unique<DeviceThreads>(a.threads, comm, RunServices{}, devices);
-  }
-  // Thread 0's main program, when asked: the other threads run the same ops.
-  std::unique_ptr<OpProfile> profile;
-  if (a.profile) profile = std::make_unique<OpProfile>(runtimes[0]->make_op_timer());
-  std::vector<std::unique_ptr<ProgramRunner>> runners;
-  for (int i = 0; i < a.threads; ++i) {
-    ProgramRunOptions o = options;
-    o.rank = rank * a.threads + i;
-    // Workers initialise identically unless asked otherwise (a startup
-    // broadcast then has nothing to fix).
-    o.seed = a.seed_by_rank ? a.seed + static_cast<uint64_t>(o.rank) : a.seed;
-    o.runtime = runtimes[static_cast<std::size_t>(i)].get();
-    o.device = o.runtime->device();
-    if (i == 0) o.profile = profile.get();
-    if (threads) {
-      o.comms = &threads->comms(i);
+// This process's workers: one runner per device thread; worker
+// w = rank * threads + thread. Members are destroyed in reverse order, so the
+// rings made on the devices' runtimes go before the runtimes.
+class Workers {
+ public:
+  Workers(const RunArgs& a, const CommOptions& comm, const ProgramRunOptions& options,
+          const Program& startup, const Program& main) {
+    const bool gpu_run = options.device.kind == DeviceKind::CUDA;
+    for (int i = 0; i < a.threads; ++i)  // CUDA: one GPU per thread, from the process's first
+      runtimes_.push_back(std::make_unique<DeviceRuntime>(
+          Device{options.device.kind, options.device.index + (gpu_run ? i : 0)}));
+    if (a.conv_tf32)
+      for (const auto& runtime : runtimes_) runtime->context()->set_conv_tf32(true);
+    if (a.threads == 1) {
+      single_ = std::make_unique<CommunicatorManager>(comm);
     } else {
-      o.comms = single.get();
+      std::vector<Device> devices;
+      for (const auto& runtime : runtimes_) devices.push_back(runtime->device());
+      threads_ = std::make_unique<DeviceThreads>(a.threads, comm, RunServices{}, devices);
     }
-    runners.push_back(std::make_unique<ProgramRunner>(startup, main, std::move(o)));
+    // Thread 0's main program, when asked: the other threads run the same ops.
+    if (a.profile) profile_ = std::make_unique<OpProfile>(runtimes_[0]->make_op_timer());
+    for (int i = 0; i < a.threads; ++i) {
+      ProgramRunOptions o = options;
+      o.rank = comm.rank * a.threads + i;
+      // Workers initialise identically unless asked otherwise (a startup
+      // broadcast then has nothing to fix).
+      o.seed = a.seed_by_rank ? a.seed + static_cast<uint64_t>(o.rank) : a.seed;
+      o.runtime = runtimes_[static_cast<std::size_t>(i)].get();
+      o.device = o.runtime->device();
+      if (i == 0) o.profile = profile_.get();
+      o.comms = threads_ ? &threads_->comms(i) : single_.get();
+      runners_.push_back(std::make_unique<ProgramRunner>(startup, main, std::move(o)));
+    }
   }
-  const auto on_every_worker = [&](const std::function<void(ProgramRunner&)>& body) {
-    if (!threads) return body(*runners[0]);
-    threads->run([&](int i, RunServices&) { body(*runners[static_cast<std::size_t>(i)]); });
-  };
 
-  const auto start = std::chrono::steady_clock::now();
-  on_every_worker([](ProgramRunner& r) { r.run_startup(); });
-  ProgramRunner& first = *runners[0];
-  if (!first.synthetic_inputs().empty()) {
-    std::cout << "synthetic inputs (batch " << a.batch << "):";
-    for (const std::string& name : first.synthetic_inputs()) {
-      std::cout << " " << name;
-      if (const auto given = options.input_shapes.find(name); given != options.input_shapes.end())
-        for (std::size_t i = 0; i < given->second.size(); ++i)
-          std::cout << (i ? "," : "=") << given->second[i];
-    }
-    std::cout << "\n";
-  }
-  std::vector<Fetched> fetched(runners.size());
-  for (int64_t step = 1; step <= a.steps; ++step) {
-    on_every_worker([&](ProgramRunner& r) {
-      Fetched f = r.run_step();
-      for (std::size_t i = 0; i < runners.size(); ++i)
-        if (runners[i].get() == &r) fetched[i] = std::move(f);
+  std::size_t size() const { return runners_.size(); }
+  ProgramRunner& first() { return *runners_[0]; }
+  DeviceRuntime& first_runtime() { return *runtimes_[0]; }
+  CommunicatorManager* first_comms() { return threads_ ? &threads_->comms(0) : single_.get(); }
+  OpProfile* profile() { return profile_.get(); }
+
+  // body(i, runner i) on every worker at once (one thread each with --threads).
+  void each(const std::function<void(std::size_t, ProgramRunner&)>& body) {
+    if (!threads_) return body(0, *runners_[0]);
+    threads_->run([&](int i, RunServices&) {
+      body(static_cast<std::size_t>(i), *runners_[static_cast<std::size_t>(i)]);
     });
+  }
+
+ private:
+  std::vector<std::unique_ptr<DeviceRuntime>> runtimes_;
+  std::unique_ptr<CommunicatorManager> single_;
+  std::unique_ptr<DeviceThreads> threads_;
+  std::unique_ptr<OpProfile> profile_;
+  std::vector<std::unique_ptr<ProgramRunner>> runners_;
+};
+
+void print_synthetic_inputs(const RunArgs& a, ProgramRunner& first,
+                            const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+  if (first.synthetic_inputs().empty()) return;
+  std::cout << "synthetic inputs (batch " << a.batch << "):";
+  for (const std::string& name : first.synthetic_inputs()) {
+    std::cout << " " << name;
+    if (const auto given = input_shapes.find(name); given != input_shapes.end())
+      for (std::size_t i = 0; i < given->second.size(); ++i)
+        std::cout << (i ? "," : "=") << given->second[i];
+  }
+  std::cout << "\n";
+}
+
+// The main program's steps, printing worker 0's fetched values after each;
+// returns the last step's values.
+Fetched run_steps(const RunArgs& a, Workers& workers) {
+  std::vector<Fetched> fetched(workers.size());
+  for (int64_t step = 1; step <= a.steps; ++step) {
+    workers.each([&](std::size_t i, ProgramRunner& r) { fetched[i] = r.run_step(); });
     std::cout << "step " << step << "/" << a.steps;
     for (const auto& [name, tensor] : fetched[0]) std::cout << "  " << name << " = " << value_text(tensor);
     std::cout << "\n";
@@ -328,6 +352,23 @@ void run(const RunArgs& a) {
     // whose output is lost stops here, not after the last step.
     check_written(std::cout, "standard output");
   }
+  return std::move(fetched[0]);
+}
+
+void run(const RunArgs& a) {
+  auto input_shapes = checked_input_shapes(a);
+  const WorkerIdentity id = worker_identity(environment_from(environ));
+  const CommOptions comm = comm_options(a, id);
+  const int rank = comm.rank;
+  const Program main = load_program_file(with_rank(a.main, rank));
+  const Program startup = startup_with_params(a, main, rank);
+  const ProgramRunOptions options = shared_run_options(a, id, rank, std::move(input_shapes));
+  Workers workers(a, comm, options, startup, main);
+
+  const auto start = std::chrono::steady_clock::now();
+  workers.each([](std::size_t, ProgramRunner& r) { r.run_startup(); });
+  print_synthetic_inputs(a, workers.first(), options.input_shapes);
+  const Fetched fetched = run_steps(a, workers);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   char timing[64];
@@ -336,13 +377,13 @@ void run(const RunArgs& a) {
             << " step(s) of main (" << main.global_block().op_count() << " ops)";
   if (a.threads > 1) std::cout << " on " << a.threads << " device threads (printed: thread 0)";
   std::cout << " in " << timing << std::endl;
-  if (profile) {
-    profile->print(std::cout);
+  if (workers.profile()) {
+    workers.profile()->print(std::cout);
     print_peak_memory(options.device.kind);
   }
   check_written(std::cout, "standard output");
-  if (!a.save_fetched.empty()) save_fetched(a.save_fetched, fetched[0]);
-  save_params(a, rank, main, first, *runtimes[0], threads ? &threads->comms(0) : single.get());
+  if (!a.save_fetched.empty()) save_fetched(a.save_fetched, fetched);
+  save_params(a, rank, main, workers.first(), workers.first_runtime(), workers.first_comms());
 }
 
 const CommandRegistrar registrar([](CLI::App& app) {
