@@ -1,5 +1,6 @@
 // relu, relu_grad and scale.
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cpu/elementwise_map.h"
 #include "ops/cpu/float16_compute.h"
 #include "ops/schema/meta_nn.h"
 
@@ -7,30 +8,24 @@ namespace ctp::cpu {
 namespace {
 
 void relu(KernelContext& ctx) {
-  const Tensor x = ctx.input("X");
-  Tensor& out = ctx.output("Out");
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
-    out.resize(x.dtype(), x.shape());
-    const T* xp = x.data<T>();
-    T* op = out.data<T>();
-    for (int64_t i = 0, n = x.numel(); i < n; ++i) op[i] = xp[i] > T(0) ? xp[i] : T(0);
+  const Tensor x = ctx.input("X");  // a handle: Out may be X
+  map_elements(ctx, "X", x, ctx.output("Out"), x.shape(), [](auto v) {
+    using T = decltype(v);
+    return v > T(0) ? v : T(0);
   });
 }
 
 // Paddle's relu_grad reads Out (relu's output); X serves as well when a
 // writer passes that instead, since both are positive in the same places.
 void relu_grad(KernelContext& ctx) {
-  const Tensor& dout = ctx.input("Out@GRAD");
-  const Tensor& gate = ctx.has_input("Out") ? ctx.input("Out") : ctx.input("X");
+  const Tensor dout = ctx.input("Out@GRAD");
+  const Tensor gate = ctx.has_input("Out") ? ctx.input("Out") : ctx.input("X");
   meta::relu_grad(ctx, meta_of(gate), meta_of(dout));
-  Tensor& dx = ctx.output("X@GRAD");
-  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
-    dx.resize(dout.dtype(), dout.shape());
-    const T* g = dout.data<T>();
-    const T* o = gate.data<T>();
-    T* d = dx.data<T>();
-    for (int64_t i = 0, n = dout.numel(); i < n; ++i) d[i] = o[i] > T(0) ? g[i] : T(0);
-  });
+  map_element_pairs(ctx, "Out@GRAD", dout, gate, ctx.output("X@GRAD"), dout.shape(),
+                    [](auto g, auto o) {
+                      using T = decltype(g);
+                      return o > T(0) ? g : T(0);
+                    });
 }
 
 void scale(KernelContext& ctx) {

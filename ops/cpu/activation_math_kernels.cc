@@ -6,6 +6,7 @@
 #include "ops/common/activation_inputs.h"
 #include "ops/common/activation_math.h"
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cpu/elementwise_map.h"
 #include "ops/cpu/float16_compute.h"
 #include "ops/schema/meta_activation.h"
 
@@ -24,13 +25,8 @@ void activation_forward(KernelContext& ctx) {
   const Tensor x = ctx.input("X");  // a handle: Out may be X
   const Shape shape = meta::activation(ctx, meta_of(x));
   const Kind kind = resolved(ctx, kKind);
-  Tensor& out = ctx.output("Out");
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
-    out.resize(x.dtype(), shape);
-    const T* xp = x.data<T>();
-    T* op = out.data<T>();
-    for (int64_t i = 0, n = x.numel(); i < n; ++i) op[i] = activation::forward(kind, xp[i]);
-  });
+  map_elements(ctx, "X", x, ctx.output("Out"), shape,
+               [kind](auto v) { return activation::forward(kind, v); });
 }
 
 template <Kind kKind>
@@ -40,15 +36,8 @@ void activation_backward(KernelContext& ctx) {
   const Tensor dout = ctx.input("Out@GRAD");
   const Shape shape = meta::activation_grad(ctx, kIn, meta_of(in), meta_of(dout));
   const Kind kind = resolved(ctx, kKind);
-  Tensor& dx = ctx.output("X@GRAD");
-  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
-    dx.resize(dout.dtype(), shape);
-    const T* ip = in.data<T>();
-    const T* g = dout.data<T>();
-    T* d = dx.data<T>();
-    for (int64_t i = 0, n = dout.numel(); i < n; ++i)
-      d[i] = activation::backward(kind, ip[i], g[i]);
-  });
+  map_element_pairs(ctx, "Out@GRAD", dout, in, ctx.output("X@GRAD"), shape,
+                    [kind](auto g, auto v) { return activation::backward(kind, v, g); });
 }
 
 const Tensor* optional_input(KernelContext& ctx, std::string_view slot) {
@@ -67,13 +56,9 @@ void clip(KernelContext& ctx) {
   const auto min_meta = optional_meta(min), max_meta = optional_meta(max);
   const Shape shape = meta::clip(ctx, meta_of(x), pointer(min_meta), pointer(max_meta));
   const ClipBounds b = clip_bounds(ctx, min, max);
-  Tensor& out = ctx.output("Out");
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
-    out.resize(x.dtype(), shape);
-    const T* xp = x.data<T>();
-    T* op = out.data<T>();
-    const T lo = static_cast<T>(b.min), hi = static_cast<T>(b.max);
-    for (int64_t i = 0, n = x.numel(); i < n; ++i) op[i] = activation::clip(xp[i], lo, hi);
+  map_elements(ctx, "X", x, ctx.output("Out"), shape, [b](auto v) {
+    using T = decltype(v);
+    return activation::clip(v, static_cast<T>(b.min), static_cast<T>(b.max));
   });
 }
 
@@ -86,15 +71,9 @@ void clip_grad(KernelContext& ctx) {
   const Shape shape =
       meta::clip_grad(ctx, meta_of(x), pointer(min_meta), pointer(max_meta), meta_of(dout));
   const ClipBounds b = clip_bounds(ctx, min, max);
-  Tensor& dx = ctx.output("X@GRAD");
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
-    dx.resize(x.dtype(), shape);
-    const T* xp = x.data<T>();
-    const T* g = dout.data<T>();
-    T* d = dx.data<T>();
-    const T lo = static_cast<T>(b.min), hi = static_cast<T>(b.max);
-    for (int64_t i = 0, n = x.numel(); i < n; ++i)
-      d[i] = activation::clip_grad(xp[i], lo, hi, g[i]);
+  map_element_pairs(ctx, "X", x, dout, ctx.output("X@GRAD"), shape, [b](auto v, auto g) {
+    using T = decltype(v);
+    return activation::clip_grad(v, static_cast<T>(b.min), static_cast<T>(b.max), g);
   });
 }
 

@@ -4,6 +4,7 @@
 // float.
 #include "ops/common/attr_activation_inputs.h"
 #include "ops/cpu/cpu_kernel_util.h"
+#include "ops/cpu/elementwise_map.h"
 #include "ops/cpu/float16_compute.h"
 #include "ops/schema/meta_activation.h"
 
@@ -17,14 +18,8 @@ void forward(KernelContext& ctx) {
   const Tensor x = ctx.input("X");  // a handle: Out may be X
   const Shape shape = meta::activation(ctx, meta_of(x));
   const attr_activation::Coefficients k = coefficients_of(ctx, kKind);
-  Tensor& out = ctx.output("Out");
-  dispatch_float(x.dtype(), ctx, "X", [&]<typename T>() {
-    out.resize(x.dtype(), shape);
-    const T* xp = x.data<T>();
-    T* op = out.data<T>();
-    for (int64_t i = 0, n = x.numel(); i < n; ++i)
-      op[i] = attr_activation::forward(kKind, xp[i], k);
-  });
+  map_elements(ctx, "X", x, ctx.output("Out"), shape,
+               [&k](auto v) { return attr_activation::forward(kKind, v, k); });
 }
 
 template <Kind kKind>
@@ -34,15 +29,8 @@ void backward(KernelContext& ctx) {
   const Tensor dout = ctx.input("Out@GRAD");
   const Shape shape = meta::activation_grad(ctx, kIn, meta_of(in), meta_of(dout));
   const attr_activation::Coefficients k = coefficients_of(ctx, kKind);
-  Tensor& dx = ctx.output("X@GRAD");
-  dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
-    dx.resize(dout.dtype(), shape);
-    const T* ip = in.data<T>();
-    const T* g = dout.data<T>();
-    T* d = dx.data<T>();
-    for (int64_t i = 0, n = dout.numel(); i < n; ++i)
-      d[i] = attr_activation::backward(kKind, ip[i], g[i], k);
-  });
+  map_element_pairs(ctx, "Out@GRAD", dout, in, ctx.output("X@GRAD"), shape,
+                    [&k](auto g, auto v) { return attr_activation::backward(kKind, v, g, k); });
 }
 
 }  // namespace
