@@ -1,6 +1,7 @@
 #include "program_ir/persistables.h"
 
 #include <algorithm>
+#include <set>
 
 #include "program_ir/builder.h"
 #include "program_ir/error.h"
@@ -33,6 +34,34 @@ Program load_persistables_program(const Program& main, const LoadPersistablesOpt
   } else {
     for (const std::string& name : names)
       pb.op("load").out("Out", name).attr("file_path", Attribute(options.dir + "/" + name));
+  }
+  return pb.build();
+}
+
+Program random_persistables_program(const Program& main,
+                                    const RandomPersistablesOptions& options) {
+  std::set<std::string> read, variances;
+  for (const Op& op : main.global_block().ops()) {
+    for (const Slot& slot : op.inputs)
+      for (const std::string& name : slot.args) read.insert(name);
+    if (const auto* names = op.input("Variance"); names && op.type == "batch_norm")
+      variances.insert(names->begin(), names->end());
+  }
+  ProgramBuilder pb;
+  int32_t seed = options.first_seed;
+  for (const Var& v : main.global_block().vars()) {
+    if (!v.persistable || v.type != VarKind::LOD_TENSOR || !read.count(v.name)) continue;
+    pb.persistable(v.name, v.shape, v.dtype);
+    const auto shape = Attribute(v.shape);
+    const auto dtype = Attribute(static_cast<int32_t>(v.dtype));
+    if (variances.count(v.name)) {
+      pb.op("fill_constant").out("Out", v.name).attr("shape", shape).attr("dtype", dtype)
+          .attr("value", Attribute(1.0f));
+    } else {
+      pb.op("uniform_random").out("Out", v.name).attr("shape", shape).attr("dtype", dtype)
+          .attr("min", Attribute(options.min)).attr("max", Attribute(options.max))
+          .attr("seed", Attribute(seed++));
+    }
   }
   return pb.build();
 }

@@ -1,11 +1,12 @@
-// A program's persistable vars and a program that loads them from Paddle's
+// A program's persistable vars; a program that loads them from Paddle's
 // saved files, as Paddle's fluid.io.load_persistables / load_vars build one:
 // one `load` op per var reading DIR/<var name> (what save_persistables and
 // save_inference_model write without a params file), or one `load_combine`
 // op reading a single file that holds every var in the order of their names
 // (what they write with params_filename, e.g. `__params__` or
 // `*.pdiparams`). The files are Paddle's tensor format
-// (ops/common/paddle_tensor_file.h).
+// (ops/common/paddle_tensor_file.h). And, for a model whose saved values
+// are not at hand, a program that gives its parameters random values.
 #pragma once
 #include <optional>
 #include <string>
@@ -32,5 +33,21 @@ struct LoadPersistablesOptions {
 // A startup-like program that declares `main`'s persistable tensors as `main`
 // declares them and loads each one.
 Program load_persistables_program(const Program& main, const LoadPersistablesOptions& options);
+
+struct RandomPersistablesOptions {
+  float min = -0.1f, max = 0.1f;
+  // The seed of the first var's uniform_random op; each next one gets the
+  // next seed (in the order `main` declares them), so that the values are
+  // the same on every run and device.
+  int32_t first_seed = 1;
+};
+
+// A startup program that gives every persistable LOD_TENSOR of `main`'s
+// global block that an op reads uniform values in [min, max), except
+// batch_norm's Variance inputs, which get 1 (a negative variance has no
+// square root). Paddle's saved inference programs carry no values: this lets
+// `ctp run --random-params` time or try such a model without its weights.
+Program random_persistables_program(const Program& main,
+                                    const RandomPersistablesOptions& options = {});
 
 }  // namespace ctp

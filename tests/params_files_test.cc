@@ -251,11 +251,61 @@ TEST(ParamsFiles, CtpRunLoadsPersistablesFromDirOrCombinedFile) {
 
   r = test::run_command(base);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("--startup, --load-params or --load-params-file is required"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("--startup, --load-params, --load-params-file or --random-params is "
+                          "required"), std::string::npos) << r.output;
   r = test::run_command(base + "--load-params-file " + (dir / "params/w") + "x");
   EXPECT_NE(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("params/wx"), std::string::npos) << r.output;
+}
+
+// Every persistable tensor an op reads gets its own seeded uniform_random
+// (batch_norm's variances 1); vars no op reads, and non-persistable ones,
+// get nothing.
+TEST(ParamsFiles, RandomParamsGiveEveryReadParameterSeededValues) {
+  ProgramBuilder pb;
+  pb.data("x", {-1, 2, 1, 1});
+  pb.param("w", {2, 2});
+  pb.param("unread", {3});
+  pb.persistable("bn.mean", {2});
+  pb.persistable("bn.var", {2});
+  pb.tmp("y", {-1, 2, 1, 1});
+  pb.op("batch_norm").in("X", "x").in("Mean", "bn.mean").in("Variance", "bn.var")
+      .in("Scale", "w").in("Bias", "w").out("Y", "y");
+  const Program startup = random_persistables_program(pb.build(), {.min = -0.5f, .first_seed = 7});
+  std::vector<std::string> made;
+  for (const Op& op : startup.global_block().ops()) {
+    const std::string name = op.output("Out")->front();
+    made.push_back(op.type + " " + name);
+    EXPECT_TRUE(startup.global_block().find_var(name)->persistable) << name;
+    if (op.type == "fill_constant") {
+      EXPECT_EQ(op.attr("value")->get<float>(), 1.0f);
+    } else {
+      EXPECT_EQ(op.attr("min")->get<float>(), -0.5f);
+      EXPECT_EQ(op.attr("max")->get<float>(), 0.1f);
+    }
+  }
+  const std::vector<std::string> expected = {"uniform_random w", "uniform_random bn.mean",
+                                             "fill_constant bn.var"};
+  EXPECT_EQ(made, expected);
+  EXPECT_EQ(startup.global_block().ops().front().attr("seed")->get<int32_t>(), 7);
+  EXPECT_EQ((++startup.global_block().ops().begin())->attr("seed")->get<int32_t>(), 8);
+}
+
+TEST(ParamsFiles, CtpRunRandomParamsRunsAModelWithoutItsWeights) {
+  test::TempDir dir("params_random");
+  write_file_atomically(dir / "main.json", serialize_program(small_model(), ProgramFormat::Json));
+  const std::string base = std::string(CTP_CLI_PATH) + " run --main " + (dir / "main.json") +
+                           " --fetch y --batch 2 --random-params";
+  const test::CommandResult a = test::run_command(base);
+  ASSERT_EQ(a.exit_code, 0) << a.output;
+  EXPECT_NE(a.output.find("step 1/1  y = [2, 2] FP32"), std::string::npos) << a.output;
+  const test::CommandResult b = test::run_command(base);
+  EXPECT_EQ(a.output.substr(0, a.output.find("ran startup")),
+            b.output.substr(0, b.output.find("ran startup")));  // the same values every run
+  const test::CommandResult both = test::run_command(base + " --startup " + (dir / "main.json"));
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  EXPECT_NE(both.output.find("--random-params gives every parameter its values: it excludes "
+                             "--startup"), std::string::npos) << both.output;
 }
 
 // A real model: its parameters saved as one combined file by a startup
@@ -269,7 +319,7 @@ TEST(ParamsFiles, ARealModelRunsFromItsSavedParameters) {
   if (!fs::exists(model)) GTEST_SKIP() << model << " is absent";
   test::TempDir dir("params_realworld");
   const Program main = load_program_file(model);
-  Program init = test::startup_for(main);
+  Program init = random_persistables_program(main);
   ProgramBuilder pb(std::move(init));
   pb.op("save_combine").in("X", persistable_tensor_names(main))
       .attr("file_path", Attribute(dir / "model.pdiparams"));

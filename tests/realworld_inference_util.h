@@ -1,7 +1,7 @@
 // What the tests that run ../shared/realworld's inference models share:
 // which models are inference programs, which ops lack a kernel on a device,
-// a startup program that gives every parameter a value, and the input sizes
-// of the models whose inputs have unknown dims beside the batch.
+// and the input sizes of the models whose inputs have unknown dims beside
+// the batch. (Their parameters get values from random_persistables_program.)
 #pragma once
 #include <map>
 #include <set>
@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "executor/runtime/kernel.h"
-#include "program_ir/builder.h"
 #include "program_ir/program.h"
 
 namespace ctp::test {
@@ -30,36 +29,6 @@ inline bool is_inference(const Program& program) {
     if (op.type == "feed") feeds = true;
   }
   return feeds;
-}
-
-// Values for the model's parameters: every persistable tensor an op reads
-// gets small uniform values (seeded: the same on every run and device),
-// batch_norm's variances 1.
-inline Program startup_for(const Program& main) {
-  std::set<std::string> read, variances;
-  for (const Op& op : main.global_block().ops()) {
-    for (const Slot& slot : op.inputs)
-      for (const std::string& name : slot.args) read.insert(name);
-    if (const auto* names = op.input("Variance"); names && op.type == "batch_norm")
-      variances.insert(names->begin(), names->end());
-  }
-  ProgramBuilder pb;
-  int32_t seed = 1;
-  for (const Var& v : main.global_block().vars()) {
-    if (!v.persistable || v.type != VarKind::LOD_TENSOR || !read.count(v.name)) continue;
-    pb.persistable(v.name, v.shape, v.dtype);
-    const auto shape = Attribute(v.shape);
-    const auto dtype = Attribute(static_cast<int32_t>(v.dtype));
-    if (variances.count(v.name)) {
-      pb.op("fill_constant").out("Out", v.name).attr("shape", shape).attr("dtype", dtype)
-          .attr("value", Attribute(1.0f));
-    } else {
-      pb.op("uniform_random").out("Out", v.name).attr("shape", shape).attr("dtype", dtype)
-          .attr("min", Attribute(-0.1f)).attr("max", Attribute(0.1f))
-          .attr("seed", Attribute(seed++));
-    }
-  }
-  return pb.build();
 }
 
 // The sizes, beside the batch, of inputs declared with more unknown dims

@@ -38,6 +38,7 @@ namespace {
 
 struct RunArgs {
   std::string startup, main;
+  bool random_params = false;                     // --random-params
   std::string params_dir, params_file;            // --load-params(-file)
   std::string save_params_dir, save_params_file;  // --save-params(-file)
   int64_t steps = 1;
@@ -167,8 +168,10 @@ std::string value_text(const Tensor& t) {
 
 // The startup program, then (with --load-params / --load-params-file) a load
 // of every persistable tensor of `main` from Paddle's saved files, which so
-// wins over whatever the startup program gave them.
+// wins over whatever the startup program gave them; or, with
+// --random-params, a program that gives them random values.
 Program startup_with_params(const RunArgs& a, const Program& main, int rank) {
+  if (a.random_params) return random_persistables_program(main);
   Program startup = a.startup.empty() ? Program::with_global_block()
                                       : load_program_file(with_rank(a.startup, rank));
   if (a.params_dir.empty() && a.params_file.empty()) return startup;
@@ -200,9 +203,12 @@ void print_peak_memory(DeviceKind device) {
 // The arguments' own consistency, before anything is read; the shapes of
 // --input-shape by input name.
 std::map<std::string, std::vector<int64_t>> checked_input_shapes(const RunArgs& a) {
-  if (a.startup.empty() && a.params_dir.empty() && a.params_file.empty())
-    throw UsageError("--startup, --load-params or --load-params-file is required (what gives "
-                     "the parameters their values)");
+  if (a.startup.empty() && a.params_dir.empty() && a.params_file.empty() && !a.random_params)
+    throw UsageError("--startup, --load-params, --load-params-file or --random-params is "
+                     "required (what gives the parameters their values)");
+  if (a.random_params && !(a.startup.empty() && a.params_dir.empty() && a.params_file.empty()))
+    throw UsageError("--random-params gives every parameter its values: it excludes --startup, "
+                     "--load-params and --load-params-file");
   if (!a.save_params_dir.empty() && !a.save_params_file.empty())
     throw UsageError("--save-params and --save-params-file exclude each other");
   if (!a.params_dir.empty() && !a.params_file.empty())
@@ -391,8 +397,8 @@ const CommandRegistrar registrar([](CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run", "Run a startup program once and a main program for K steps, printing fetched values");
   cmd->add_option("--startup", args->startup,
-                  "Startup program (protobuf or JSON); may be left out with --load-params or "
-                  "--load-params-file");
+                  "Startup program (protobuf or JSON); may be left out with --load-params, "
+                  "--load-params-file or --random-params");
   cmd->add_option("--load-params", args->params_dir,
                   "Load every persistable tensor of the main program from DIR/<var name>, "
                   "Paddle's per-var files (save_persistables, save_inference_model without "
@@ -409,6 +415,10 @@ const CommandRegistrar registrar([](CLI::App& app) {
                   "Load every persistable tensor of the main program from one combined file, "
                   "in the order of the vars' names (Paddle's __params__ / .pdiparams: "
                   "save_inference_model with params_filename), after the startup program");
+  cmd->add_flag("--random-params", args->random_params,
+                "Give every parameter the main program reads uniform values in [-0.1, 0.1) "
+                "(batch_norm's variances 1), the same on every run and device, instead of a "
+                "startup program or saved files: to time or try a model without its weights");
   cmd->add_option("--main", args->main, "Main program (protobuf or JSON)")
       ->required();
   cmd->add_option("--steps", args->steps, "Steps of the main program")->capture_default_str();

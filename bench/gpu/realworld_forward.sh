@@ -6,8 +6,8 @@
 #
 #   bench/gpu/realworld_forward.sh BUILD_DIR MODEL OUT_DIR [BATCH] [STEPS]
 #
-# The model carries no parameter values: bench/gpu/realworld_startup.py gives
-# them seeded uniform values. The image is written once as .npy and bound at
+# The model carries no parameter values: `ctp run --random-params` gives them
+# seeded uniform values. The image is written once as .npy and bound at
 # every step. Reported: wall time per step from the difference of a 1-step and
 # a (1 + STEPS)-step run (includes binding the image from the host), and the
 # device time per step of `--profile` (compute stream, first step not
@@ -20,8 +20,6 @@ set -euo pipefail
 BUILD=$1 MODEL=$2 OUT=$3 BATCH=${4:-64} STEPS=${5:-20}
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"
-"$BUILD/ctp" dump "$MODEL" > "$OUT/model.json"
-"$PY" bench/gpu/realworld_startup.py "$OUT/model.json" "$OUT/startup.json"
 "$PY" - "$OUT/image.npy" "$BATCH" <<'PYEOF'
 import sys
 import numpy as np
@@ -29,7 +27,7 @@ np.save(sys.argv[1], np.random.default_rng(0).standard_normal(
     (int(sys.argv[2]), 3, 224, 224), dtype=np.float32))
 PYEOF
 run() {
-  "$BUILD/ctp" run --device gpu --startup "$OUT/startup.json" --main "$MODEL" \
+  "$BUILD/ctp" run --device gpu --random-params --main "$MODEL" \
     --feed image="$OUT/image.npy" --batch "$BATCH" "$@"
 }
 calc() { "$PY" -c "print(round($1, 3))"; }

@@ -305,6 +305,15 @@ void bind_program(py::module_& m) {
       "main"_a, py::kw_only(), "dir"_a = py::none(), "file"_a = py::none(),
       "A program of load ops (one load_combine with file=) that reads main's persistable "
       "tensors from Paddle's saved parameter files (ctp run --load-params / --load-params-file)");
+  m.def(
+      "random_persistables_program",
+      [](const Program& main, float min, float max, int32_t first_seed) {
+        return random_persistables_program(main, {min, max, first_seed});
+      },
+      "main"_a, py::kw_only(), "min"_a = -0.1f, "max"_a = 0.1f, "first_seed"_a = 1,
+      "A startup program that gives every persistable tensor main reads seeded uniform values "
+      "(batch_norm's variances 1): to run a model whose saved values are not at hand (ctp run "
+      "--random-params)");
   m.def("detect_format", [](const py::bytes& data) {
     return detect_program_format(std::string(data)) == ProgramFormat::Json ? "json" : "proto";
   }, "data"_a);

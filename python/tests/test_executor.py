@@ -65,6 +65,22 @@ def test_parameters_load_from_paddles_files(tmp_path):
                      runtime).run(ctp.Scope())
 
 
+def test_random_parameters_are_seeded_and_in_range():
+    program = mul_program()
+    startup = ctp.random_persistables_program(program, min=-0.5, max=0.5, first_seed=3)
+    assert [op.type for op in startup.global_block.ops] == ["uniform_random"]
+    runtime = ctp.DeviceRuntime("cpu")
+    values = []
+    for _ in range(2):
+        scope = ctp.Scope()
+        ctp.Executor(startup, runtime).run(scope)
+        values.append(runtime.fetch(scope, "w"))
+    np.testing.assert_array_equal(values[0], values[1])
+    assert values[0].shape == (3, 2)
+    assert np.all(values[0] >= -0.5) and np.all(values[0] < 0.5)
+    assert len(np.unique(values[0])) > 1
+
+
 def test_sample_mlp_trains_on_one_worker():
     model = ctp.samples.mlp()
     runtime = ctp.DeviceRuntime()
