@@ -17,7 +17,8 @@
 # KEEP_ALL=1 adds a profiled ctp run with --keep-all-vars to ampr/ampb (every
 # intermediate kept, as before the executor freed them); BUILD=DIR builds there
 # (default build; a directory outside the carried tree survives between calls
-# to a warm machine); TORCH_PROFILE=1 prints torch.profiler's ops of 3 eager steps.
+# to a warm machine); TORCH_PROFILE=1 prints torch.profiler's ops of 3 eager steps;
+# REPEAT=N runs ctp and eager N processes each in ampr/ampb (the spread across processes).
 # Every ctp run is timed two ways: per op on the compute stream (--profile, first
 # step not counted) and in wall time; peak memory of every process is sampled
 # with nvidia-smi (the whole process: CUDA context and caches too), PyTorch's own
@@ -115,10 +116,15 @@ amp_train() {
   $CTP minimize --startup $W/$name/startup.pb --main $W/$name/main.pb --loss "$loss" --amp bf16 \
     --optimizer sgd --learning-rate 0.0001 -o $W/${name}_amp 2>&1 | tee -a "$LOG"
   local run="$CTP run --device gpu --startup $W/${name}_amp/startup.pb --main $W/${name}_amp/main.pb --batch $batch"
-  [ -n "${WALL:-}" ] && measure 200 $run --steps 1
-  measure 240 $run --steps 11 --profile
+  local r
+  for r in $(seq "${REPEAT:-1}"); do
+    [ -n "${WALL:-}" ] && measure 200 $run --steps 1
+    measure 240 $run --steps 11 --profile
+  done
   [ -n "${KEEP_ALL:-}" ] && measure 240 $run --steps 11 --profile --keep-all-vars
-  measure 150 python3 bench/gpu/torch_step.py --model $torch_model --mode train --precision bf16 --batch $batch ${TORCH_PROFILE:+--profile}
+  for r in $(seq "${REPEAT:-1}"); do
+    measure 150 python3 bench/gpu/torch_step.py --model $torch_model --mode train --precision bf16 --batch $batch ${TORCH_PROFILE:+--profile}
+  done
   [ -z "${NO_COMPILE:-}" ] &&
     measure 300 python3 bench/gpu/torch_step.py --model $torch_model --mode train --precision bf16 --batch $batch --compile
 }

@@ -39,6 +39,7 @@ DeviceContext::~DeviceContext() {
   cudaDeviceSynchronize();
   if (compute_) cuda::remove_allocation_stream(index_, compute_);
   if (workspace_) cudaFree(workspace_);
+  kernel_states_.clear();  // execution plans refer to the cuDNN handle
   if (cublas_) cublasDestroy(cublas_);
   if (cudnn_) cudnnDestroy(cudnn_);
   for (CudaEvent e : events_)
@@ -156,6 +157,22 @@ void DeviceContext::remember_algorithm(const std::string& key, AlgorithmChoice c
 std::size_t DeviceContext::algorithm_choice_count() const {
   std::lock_guard<std::mutex> lock(mu_);
   return algorithms_.size();
+}
+
+std::shared_ptr<void> DeviceContext::find_kernel_state(const std::string& key) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = kernel_states_.find(key);
+  return it == kernel_states_.end() ? nullptr : it->second;
+}
+
+void DeviceContext::remember_kernel_state(const std::string& key, std::shared_ptr<void> state) {
+  std::lock_guard<std::mutex> lock(mu_);
+  kernel_states_[key] = std::move(state);
+}
+
+std::size_t DeviceContext::kernel_state_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return kernel_states_.size();
 }
 
 void DeviceContext::synchronize() {

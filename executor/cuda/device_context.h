@@ -87,6 +87,13 @@ class DeviceContext {
   void remember_algorithm(const std::string& key, AlgorithmChoice choice);
   std::size_t algorithm_choice_count() const;
 
+  // Objects a kernel builds once per shape and keeps for the run (cuDNN's
+  // execution plans of 16-bit convolutions), under a key the kernel makes;
+  // nullptr when `key` has none. Released before the context's handles.
+  std::shared_ptr<void> find_kernel_state(const std::string& key) const;
+  void remember_kernel_state(const std::string& key, std::shared_ptr<void> state);
+  std::size_t kernel_state_count() const;
+
   // Host side: blocks until every stream of this device is idle.
   void synchronize();
 
@@ -114,6 +121,7 @@ class DeviceContext {
   std::size_t workspace_bytes_ = 0;
   bool conv_tf32_ = false;
   std::map<std::string, AlgorithmChoice> algorithms_;  // guarded by mu_
+  std::map<std::string, std::shared_ptr<void>> kernel_states_;  // guarded by mu_
 };
 
 namespace cuda {

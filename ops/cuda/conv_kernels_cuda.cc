@@ -2,9 +2,10 @@
 // grads, on cuDNN (FP32, FP64, FP16, BF16), under the rules of
 // ops/schema/meta_conv.h. FP32 and FP64 run in FMA math (no TF32), as the
 // GEMMs do, unless the device context allows TF32 for FP32 convolutions;
-// FP16 and BF16 compute in float and may use tensor cores. Each direction's
-// algorithm comes from cuDNN's timed search, run once per shape and cached in
-// the device context (as torch.backends.cudnn.benchmark does). cuDNN
+// FP16 and BF16 compute in float and may use tensor cores. FP32/FP64: each
+// direction's algorithm comes from cuDNN's legacy timed search, run once per
+// shape and cached in the device context (as torch.backends.cudnn.benchmark
+// does); FP16/BF16 run through cuDNN's graph API (conv_cudnn_graph.h). cuDNN
 // pads both sides of a dim alike, so asymmetric paddings (four values, or
 // SAME with an odd total) first copy the input into a zero-padded buffer.
 #include <cudnn.h>
@@ -17,6 +18,7 @@
 
 #include "executor/cuda/cudnn_check.h"
 #include "ops/common/kernel_util.h"
+#include "ops/cuda/conv_cudnn_graph.h"
 #include "ops/cuda/cuda_kernel_util.h"
 #include "ops/cuda/cv_device_kernels.h"
 #include "ops/schema/meta_conv.h"
@@ -108,6 +110,28 @@ void describe(KernelContext& ctx, ConvDescriptors& d, const meta::Conv2dMeta& m,
   // tensor-core kernels on Ampere and later (as PyTorch does).
   CTP_CUDNN_CHECK(cudnnSetConvolutionMathType(
       d.conv, wide ? CUDNN_FMA_MATH : (tf32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH)));
+}
+
+template <typename T>
+constexpr bool is_16bit = std::is_same_v<T, launch::Half> || std::is_same_v<T, launch::BFloat16>;
+
+// The convolution as the graph API sees it (16-bit types).
+template <typename T>
+GraphConv graph_conv(const meta::Conv2dMeta& m, const Padding& pad) {
+  const meta::Window2d& w = m.window;
+  GraphConv c;
+  c.type = cudnn_type<T>();
+  const int64_t x[4] = {m.batch, m.in_channels, pad.h, pad.w};
+  const int64_t f[4] = {m.out_channels, m.in_channels / m.groups, w.kernel[0], w.kernel[1]};
+  const int64_t y[4] = {m.batch, m.out_channels, m.out_h, m.out_w};
+  std::copy(x, x + 4, c.x);
+  std::copy(f, f + 4, c.w);
+  std::copy(y, y + 4, c.y);
+  c.pad[0] = pad.pad_h;
+  c.pad[1] = pad.pad_w;
+  std::copy(w.stride.begin(), w.stride.begin() + 2, c.stride);
+  std::copy(w.dilation.begin(), w.dilation.begin() + 2, c.dilation);
+  return c;
 }
 
 // The key of one convolution's algorithm choice: direction, data type,
@@ -204,10 +228,15 @@ void conv2d(KernelContext& ctx) {
     if (out.numel() == 0) return;
     DeviceContext& dc = device_context(ctx);
     const Padding pad = padding_of(m);
-    ConvDescriptors d;
-    describe<T>(ctx, d, m, pad);
     Tensor padded;
     const T* x = cudnn_input<T>(ctx, input, m, pad, padded);
+    if constexpr (is_16bit<T>) {
+      run_graph_conv(ctx, ConvDirection::kForward, graph_conv<T>(m, pad), const_cast<T*>(x),
+                     const_cast<T*>(filter.data<T>()), out.data<T>());
+      return;
+    }
+    ConvDescriptors d;
+    describe<T>(ctx, d, m, pad);
     const auto choice = choose<cudnnConvolutionFwdAlgoPerf_t>(
         ctx, d, choice_key<T>("fwd", d.tf32, m, pad), CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
         "forward", [&](void* ws, std::size_t ws_bytes, auto* perf, int* count) {
@@ -225,16 +254,11 @@ void conv2d(KernelContext& ctx) {
   });
 }
 
+// The input's gradient into dx (the padded buffer's size) on the legacy API.
 template <typename T>
-void input_grad(KernelContext& ctx, ConvDescriptors& d, const meta::Conv2dMeta& m,
-                const Padding& pad, const Tensor& input, const Tensor& filter,
-                const Tensor& dout) {
+void legacy_input_grad(KernelContext& ctx, ConvDescriptors& d, const meta::Conv2dMeta& m,
+                       const Padding& pad, const Tensor& filter, const Tensor& dout, T* dx) {
   DeviceContext& dc = device_context(ctx);
-  Tensor& dinput = device_output(ctx, "Input@GRAD", 0, input.dtype(), input.shape());
-  Tensor padded;
-  if (pad.explicit_buffer)
-    padded = Tensor(input.dtype(), {m.batch, m.in_channels, pad.h, pad.w}, dc.device());
-  T* dx = pad.explicit_buffer ? padded.data<T>() : dinput.data<T>();
   const auto choice = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
       ctx, d, choice_key<T>("bwd-data", d.tf32, m, pad), CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
       "backward data", [&](void* ws, std::size_t ws_bytes, auto* perf, int* count) {
@@ -249,6 +273,23 @@ void input_grad(KernelContext& ctx, ConvDescriptors& d, const meta::Conv2dMeta& 
       dc.cudnn(), &one, d.w, filter.data<T>(), d.y, dout.data<T>(), d.conv,
       static_cast<cudnnConvolutionBwdDataAlgo_t>(choice.algorithm), workspace, bytes, &zero,
       d.x, dx));
+}
+
+template <typename T>
+void input_grad(KernelContext& ctx, ConvDescriptors& d, const meta::Conv2dMeta& m,
+                const Padding& pad, const Tensor& input, const Tensor& filter,
+                const Tensor& dout) {
+  DeviceContext& dc = device_context(ctx);
+  Tensor& dinput = device_output(ctx, "Input@GRAD", 0, input.dtype(), input.shape());
+  Tensor padded;
+  if (pad.explicit_buffer)
+    padded = Tensor(input.dtype(), {m.batch, m.in_channels, pad.h, pad.w}, dc.device());
+  T* dx = pad.explicit_buffer ? padded.data<T>() : dinput.data<T>();
+  if constexpr (is_16bit<T>)
+    run_graph_conv(ctx, ConvDirection::kBackwardData, graph_conv<T>(m, pad), dx,
+                   const_cast<T*>(filter.data<T>()), const_cast<T*>(dout.data<T>()));
+  else
+    legacy_input_grad<T>(ctx, d, m, pad, filter, dout, dx);
   if (!pad.explicit_buffer) return;
   const auto& p = m.window.pad;  // the input's part of the padded gradient
   launch::copy_planes<T>(dx, dinput.data<T>(),
@@ -265,6 +306,11 @@ void filter_grad(KernelContext& ctx, ConvDescriptors& d, const meta::Conv2dMeta&
   Tensor& dfilter = device_output(ctx, "Filter@GRAD", 0, filter.dtype(), filter.shape());
   Tensor padded;
   const T* x = cudnn_input<T>(ctx, input, m, pad, padded);
+  if constexpr (is_16bit<T>) {
+    run_graph_conv(ctx, ConvDirection::kBackwardFilter, graph_conv<T>(m, pad), const_cast<T*>(x),
+                   dfilter.data<T>(), const_cast<T*>(dout.data<T>()));
+    return;
+  }
   const auto choice = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
       ctx, d, choice_key<T>("bwd-filter", d.tf32, m, pad),
       CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, "backward filter",
@@ -291,7 +337,7 @@ void conv2d_grad(KernelContext& ctx) {
   dispatch_mixed(input.dtype(), ctx, "Input", [&]<typename T>() {
     const Padding pad = padding_of(m);
     ConvDescriptors d;
-    describe<T>(ctx, d, m, pad);
+    if constexpr (!is_16bit<T>) describe<T>(ctx, d, m, pad);
     if (ctx.has_output("Input@GRAD")) input_grad<T>(ctx, d, m, pad, input, filter, dout);
     if (ctx.has_output("Filter@GRAD")) filter_grad<T>(ctx, d, m, pad, input, filter, dout);
   });

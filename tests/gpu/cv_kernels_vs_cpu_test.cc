@@ -102,6 +102,43 @@ TEST(GpuCvKernels, Conv2dIn16Bits) {
   }
 }
 
+// FP16 and BF16 convolutions and their grads run on cuDNN's graph API: one
+// execution plan per direction and shape, found on the first step and reused
+// on the second (three plans per shape, no legacy algorithm choices), on
+// grouped, strided, dilated, asymmetrically padded (through the padded copy)
+// and depthwise convolutions.
+TEST(GpuCvKernels, Conv2dAndGradIn16BitsOnGraphPlans) {
+  CTP_REQUIRE_GPUS(1);
+  struct Case {
+    const char* type;
+    Shape x, w;
+    std::vector<NamedAttribute> attrs;
+  };
+  const std::vector<Case> cases = {
+      {"conv2d", {2, 4, 7, 6}, {6, 2, 3, 3},
+       {{"groups", Attribute(int32_t{2})}, {"strides", Attribute(Ints{2, 1})},
+        {"paddings", Attribute(Ints{1, 1})}, {"dilations", Attribute(Ints{1, 2})}}},
+      {"conv2d", {1, 3, 6, 5}, {4, 3, 3, 2}, {{"paddings", Attribute(Ints{1, 0, 2, 1})}}},
+      {"conv2d", {4, 16, 8, 8}, {32, 16, 1, 1}, {}},
+      {"depthwise_conv2d", {2, 8, 6, 6}, {8, 1, 3, 3},
+       {{"groups", Attribute(int32_t{8})}, {"paddings", Attribute(Ints{1, 1})}}},
+  };
+  uint64_t seed = 140;
+  for (const Case& c : cases)
+    for (DataType half : {DataType::FP16, DataType::BF16}) {
+      SCOPED_TRACE(std::string(c.type) + " " + std::string(to_string(half)));
+      const Tensor x = random_half(half, c.x, seed++);
+      const Tensor w = random_half(half, c.w, seed++);
+      const Shape y = conv_output_shape(c.type, random_fp32(c.x, 1), random_fp32(c.w, 2), c.attrs);
+      Outcome outcome;
+      expect_same(conv_program(c.type, c.attrs),
+                  {{"x", x}, {"w", w}, {"g", random_half(half, y, seed++)}}, {"y", "dx", "dw"},
+                  2e-2, 1e-2, 2, &outcome);
+      EXPECT_EQ(outcome.kernel_states, 3u);
+      EXPECT_EQ(outcome.algorithm_choices, 0u);
+    }
+}
+
 Program pool_program(std::vector<NamedAttribute> attrs) {
   ProgramBuilder pb;
   OpBuilder fwd = pb.op("pool2d").in("X", "x").out("Out", "y");

@@ -61,6 +61,7 @@ struct Outcome {
   std::vector<std::string> gpu_only;  // also copied to gpu_host, not compared
   bool conv_tf32 = false;             // in: DeviceContext::set_conv_tf32
   std::size_t algorithm_choices = 0;  // out: the GPU's cached algorithm choices
+  std::size_t kernel_states = 0;      // out: the GPU's cached kernel states (cuDNN plans)
   Scope gpu_host;                     // the GPU scope's outputs copied to the host
   RunCounters gpu_counters;
 };
@@ -114,6 +115,7 @@ inline void expect_same(const Program& program, const std::map<std::string, Tens
   if (outcome) {
     outcome->gpu_counters = gpu_run.services().counters;
     outcome->algorithm_choices = dc.algorithm_choice_count();
+    outcome->kernel_states = dc.kernel_state_count();
     for (const std::string& name : outcome->gpu_only)
       outcome->gpu_host.var(name) = dc.to_host(gpu.get(name));
   }
