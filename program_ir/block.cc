@@ -23,7 +23,7 @@ Block& Block::operator=(const Block& other) {
 void Block::rebuild_index() {
   var_index_.clear();
   var_index_.reserve(vars_.size());
-  for (auto it = vars_.begin(); it != vars_.end(); ++it) var_index_.emplace(it->name, it);
+  for (auto it = vars_.begin(); it != vars_.end(); ++it) var_index_.try_emplace(it);
 }
 
 Var& Block::add_var(Var var) {
@@ -37,19 +37,19 @@ std::pair<Var&, bool> Block::emplace_var(Var var) {
   // The var goes into the list first, so that the index's key can view its
   // name there; it comes out again when the name is taken.
   auto node = vars_.insert(vars_.end(), std::move(var));
-  auto [entry, is_new] = var_index_.try_emplace(node->name, node);
+  auto [indexed, is_new] = var_index_.try_emplace(node);
   if (!is_new) vars_.erase(node);
-  return {*entry->second, is_new};
+  return {*indexed, is_new};
 }
 
 Var* Block::find_var(std::string_view name) {
-  auto it = var_index_.find(name);
-  return it == var_index_.end() ? nullptr : &*it->second;
+  const VarIndex::Node* node = var_index_.find(name);
+  return node ? &**node : nullptr;
 }
 
 const Var* Block::find_var(std::string_view name) const {
-  auto it = var_index_.find(name);
-  return it == var_index_.end() ? nullptr : &*it->second;
+  const VarIndex::Node* node = var_index_.find(name);
+  return node ? &**node : nullptr;
 }
 
 Var& Block::var(std::string_view name) {
@@ -62,10 +62,9 @@ const Var& Block::var(std::string_view name) const {
 }
 
 bool Block::remove_var(std::string_view name) {
-  auto it = var_index_.find(name);
-  if (it == var_index_.end()) return false;
-  vars_.erase(it->second);
-  var_index_.erase(it);
+  const std::optional<VarIndex::Node> node = var_index_.erase(name);
+  if (!node) return false;
+  vars_.erase(*node);
   return true;
 }
 

@@ -7,13 +7,13 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "program_ir/op.h"
 #include "program_ir/unknown_fields.h"
 #include "program_ir/var.h"
+#include "program_ir/var_index.h"
 
 namespace ctp {
 
@@ -74,18 +74,12 @@ class Block {
   bool operator==(const Block& other) const;
 
  private:
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const {
-      return std::hash<std::string_view>{}(s);
-    }
-  };
   void rebuild_index();
 
   std::list<Var> vars_;
-  // Keyed by views of the names in vars_: a list node never moves, and no
-  // var is renamed in place, so each view lives as long as its entry.
-  std::unordered_map<std::string_view, std::list<Var>::iterator, NameHash> var_index_;
+  // Keyed by the names in vars_: a list node never moves, and no var is
+  // renamed in place, so each entry's name lives as long as the entry.
+  VarIndex var_index_;
   OpList ops_;
 };
 
