@@ -179,19 +179,21 @@ std::string parent_of(const std::string& path) {
 std::string read_file(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) throw Error(path + ": is a directory, expected a program file");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open: " + std::strerror(errno));
-  // One sized read: streaming through an ostringstream costs ~2.5x on large programs.
-  std::streamoff size = in.tellg();
-  if (size < 0) {  // a pipe or device: no size to read up front
-    in.clear();
-    std::string contents{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    if (in.bad()) throw Error(path + ": read failed");
-    return contents;
+  // One sized read: streaming through an ostringstream costs ~2.5x on large
+  // programs. A pipe or a device has no size up front (and cannot seek).
+  if (fs::is_regular_file(path, ec)) {
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (!ec) {
+      std::string contents(static_cast<std::size_t>(size), '\0');
+      if (!in.read(contents.data(), static_cast<std::streamsize>(size)))
+        throw Error(path + ": read failed");
+      return contents;
+    }
   }
-  std::string contents(static_cast<std::size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(contents.data(), size)) throw Error(path + ": read failed");
+  std::string contents{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  if (in.bad()) throw Error(path + ": read failed");
   return contents;
 }
 

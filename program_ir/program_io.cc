@@ -2,6 +2,7 @@
 
 #include "program_ir/atomic_file.h"
 #include "program_ir/json_io.h"
+#include "program_ir/mapped_file.h"
 #include "program_ir/proto_io.h"
 #include "program_ir/wire_format.h"
 
@@ -68,7 +69,8 @@ Program parse_program(std::string_view bytes, const std::string& source) {
 }
 
 Program load_program_file(const std::string& path) {
-  return parse_program(read_file(path), path);
+  const MappedFile file(path);
+  return parse_program(file.bytes(), path);
 }
 
 std::string serialize_program(const Program& program, ProgramFormat format) {

@@ -1,0 +1,37 @@
+#include "program_ir/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "program_ir/atomic_file.h"
+
+namespace ctp {
+
+MappedFile::MappedFile(const std::string& path) {
+  // stat, not open, decides: opening a FIFO would take its writer's bytes.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+      // MAP_POPULATE: one call maps every page instead of one fault per page.
+      void* map = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ,
+                         MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      ::close(fd);
+      if (map != MAP_FAILED) {
+        map_ = static_cast<char*>(map);
+        size_ = static_cast<std::size_t>(st.st_size);
+      }
+    }
+  }
+  // Not mapped (a directory, a pipe, an empty or unreadable file): read_file
+  // reads it or says why it cannot.
+  if (!map_) read_ = read_file(path);
+}
+
+MappedFile::~MappedFile() {
+  if (map_) ::munmap(map_, size_);
+}
+
+}  // namespace ctp
