@@ -24,9 +24,11 @@ std::string_view to_string(WireType type) {
 
 void Reader::fail(const std::string& reason) const { throw WireFault(offset(), reason); }
 
-uint64_t Reader::read_varint() { return read_varint_of_at_most(10, "varint"); }
-
 uint64_t Reader::read_varint_of_at_most(int max_bytes, const char* what) {
+  // Most varints of a program (keys, lengths of names and attributes, enum
+  // values, flags) are one byte: no loop for them.
+  if (pos_ < bytes_.size() && static_cast<uint8_t>(bytes_[pos_]) < 0x80)
+    return static_cast<uint8_t>(bytes_[pos_++]);
   const std::size_t start = pos_;
   uint64_t value = 0;
   for (int i = 0; i < max_bytes; ++i) {
@@ -44,7 +46,7 @@ uint64_t Reader::read_varint_of_at_most(int max_bytes, const char* what) {
 // A field key is a 32-bit varint, and protobuf reads it in at most 5 bytes:
 // libprotobuf refuses a longer key even when its extra bytes are zero
 // (found by fuzz_proto_vs_libprotobuf), so ctp does too.
-Tag Reader::read_tag() {
+Tag Reader::read_tag_slow() {
   std::size_t start = pos_;
   uint64_t key = read_varint_of_at_most(5, "field key");
   uint64_t field = key >> 3;

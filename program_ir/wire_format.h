@@ -45,8 +45,24 @@ class Reader {
   std::size_t offset() const { return base_ + pos_; }
   std::size_t remaining() const { return bytes_.size() - pos_; }
 
-  Tag read_tag();
-  uint64_t read_varint();
+  // One-byte keys and varints (nearly all of a program's) are read here,
+  // inline; longer or malformed ones in the out-of-line slow paths.
+  Tag read_tag() {
+    if (pos_ < bytes_.size()) {
+      // Fields 1 to 15 of a valid wire type.
+      const auto key = static_cast<uint8_t>(bytes_[pos_]);
+      if (key < 0x80 && key >= 8 && (key & 7) <= 5) {
+        ++pos_;
+        return Tag{static_cast<uint32_t>(key >> 3), static_cast<WireType>(key & 7)};
+      }
+    }
+    return read_tag_slow();
+  }
+  uint64_t read_varint() {
+    if (pos_ < bytes_.size() && static_cast<uint8_t>(bytes_[pos_]) < 0x80)
+      return static_cast<uint8_t>(bytes_[pos_++]);
+    return read_varint_of_at_most(10, "varint");
+  }
   uint32_t read_fixed32();
   uint64_t read_fixed64();
   // The payload of a length-delimited field; last_payload_offset() is where
@@ -65,6 +81,7 @@ class Reader {
 
  private:
   [[noreturn]] void fail(const std::string& reason) const;
+  Tag read_tag_slow();
   uint64_t read_varint_of_at_most(int max_bytes, const char* what);
   void skip_value(WireType type);
 
