@@ -31,14 +31,17 @@ std::vector<ParamGrad> param_grad_pairs(const Op& op) {
   const Attribute* a = op.attr(kOpRoleVarAttr);
   if (!a) return {};
   // The op is named by its type; code that knows its block and position
-  // adds them (Error::locate).
-  const SourceLocation at{.op_type = op.type, .attr_name = std::string(kOpRoleVarAttr)};
+  // adds them (Error::locate). Built only for an error: a transpile asks
+  // every op, and the place copies the op's type.
+  const auto at = [&op] {
+    return SourceLocation{.op_type = op.type, .attr_name = std::string(kOpRoleVarAttr)};
+  };
   if (a->type() != AttrType::STRINGS)
-    throw Error(at, "has type " + std::string(to_string(a->type())) + ", expected STRINGS");
+    throw Error(at(), "has type " + std::string(to_string(a->type())) + ", expected STRINGS");
   const auto& names = a->get<std::vector<std::string>>();
   if (names.size() % 2 != 0)
-    throw Error(at, "has odd length " + std::to_string(names.size()) +
-                        "; it must list pairs of param and grad");
+    throw Error(at(), "has odd length " + std::to_string(names.size()) +
+                          "; it must list pairs of param and grad");
   std::vector<ParamGrad> pairs;
   pairs.reserve(names.size() / 2);
   for (std::size_t i = 0; i < names.size(); i += 2) pairs.push_back({names[i], names[i + 1]});
