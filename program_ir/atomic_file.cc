@@ -137,6 +137,56 @@ void write_all(int fd, std::string_view contents, const std::string& path) {
   }
 }
 
+// A staged file written through a buffer: small pieces gather in it, large
+// ones (an encoder's chunks) go straight to the file.
+class FileSink final : public ByteSink {
+ public:
+  FileSink(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  void append(std::string_view bytes) override {
+    if (buffer_.size() + bytes.size() > kBuffer) flush();
+    if (bytes.size() >= kDirect) {
+      write_all(fd_, bytes, path_);
+      return;
+    }
+    if (buffer_.capacity() < kBuffer) buffer_.reserve(kBuffer);
+    buffer_.append(bytes);
+  }
+  void flush() {
+    write_all(fd_, buffer_, path_);
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr std::size_t kBuffer = 1 << 20;
+  static constexpr std::size_t kDirect = 64 * 1024;
+  int fd_;
+  const std::string& path_;
+  std::string buffer_;
+};
+
+// Copies what is left of `from` to `to`: in the kernel (copy_file_range)
+// where the file systems allow it, else through a buffer.
+void copy_file_contents(int from, int to, const std::string& path) {
+  for (;;) {
+    const ssize_t n = ::copy_file_range(from, nullptr, to, nullptr, std::size_t{1} << 30, 0);
+    if (n > 0) continue;
+    if (n == 0) return;
+    if (errno == EINTR) continue;
+    if (errno == EXDEV || errno == ENOSYS || errno == EOPNOTSUPP || errno == EINVAL) break;
+    throw Error(path + ": write failed: " + errno_text(errno));
+  }
+  std::string buffer(std::size_t{1} << 20, '\0');
+  for (;;) {
+    const ssize_t n = ::read(from, buffer.data(), buffer.size());
+    if (n == 0) return;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw Error(path + ": cannot read the staged copy: " + errno_text(errno));
+    }
+    write_all(to, std::string_view(buffer.data(), static_cast<std::size_t>(n)), path);
+  }
+}
+
 // "a directory", "a symbolic link", ... for an existing output that is not
 // a regular file.
 const char* not_regular_kind(mode_t mode) {
@@ -275,6 +325,40 @@ void OutputSet::make_directories(const std::string& dir) {
 }
 
 void OutputSet::stage(const std::string& path, std::string_view contents) {
+  stage_with(path, [&](int fd) { write_all(fd, contents, path); });
+}
+
+void OutputSet::stage_streamed(const std::string& path,
+                               const std::function<void(ByteSink&)>& write) {
+  stage_with(path, [&](int fd) {
+    FileSink sink(fd, path);
+    write(sink);
+    sink.flush();
+  });
+}
+
+void OutputSet::stage_copy(const std::string& path, const std::string& staged_path) {
+  std::string source;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    for (const State::Entry& e : state_->entries)
+      if (e.target == staged_path) source = state_->staged("", e.index);
+  }
+  if (source.empty())
+    throw Error(path + ": cannot copy '" + staged_path + "': it is not staged in this output set");
+  int from = ::open(source.c_str(), O_RDONLY | O_CLOEXEC);
+  if (from < 0) throw Error(path + ": cannot open the staged '" + staged_path + "': " +
+                            errno_text(errno));
+  try {
+    stage_with(path, [&](int fd) { copy_file_contents(from, fd, path); });
+  } catch (...) {
+    ::close(from);
+    throw;
+  }
+  ::close(from);
+}
+
+void OutputSet::stage_with(const std::string& path, const std::function<void(int fd)>& fill) {
   const std::optional<struct stat> old = existing_output(path);
   int index = 0;
   std::string file;
@@ -288,7 +372,7 @@ void OutputSet::stage(const std::string& path, std::string_view contents) {
   int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) throw Error(path + ": cannot create its staging file: " + errno_text(errno));
   try {
-    write_all(fd, contents, path);
+    fill(fd);
     if (old) {  // the replacement keeps the file's owner (where allowed) and mode
       (void)!::fchown(fd, old->st_uid, old->st_gid);
       if (::fchmod(fd, old->st_mode & 07777) != 0)

@@ -10,9 +10,12 @@
 // for an output. remove_staged_outputs_on_signals() makes the catchable
 // terminating signals remove what is staged.
 #pragma once
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
+
+#include "program_ir/byte_sink.h"
 
 namespace ctp {
 
@@ -37,11 +40,24 @@ class OutputSet {
   // mode (and owner, where the process may set it), else 0666 & ~umask.
   // Thread-safe.
   void stage(const std::string& path, std::string_view contents);
+  // The same, for an output that `write` appends to the sink piece by piece:
+  // the pieces go to the staged file through a buffer as they come, so the
+  // output is never whole in memory. If a write fails (a full disk, ...) or
+  // `write` throws, the error propagates (ctp::Error naming `path`) and
+  // nothing of the file stays staged. Thread-safe.
+  void stage_streamed(const std::string& path, const std::function<void(ByteSink&)>& write);
+  // The same, with the bytes of the file staged earlier in this set for
+  // `staged_path`, copied file to file (by the kernel where it can: they are
+  // not read into memory). Thread-safe.
+  void stage_copy(const std::string& path, const std::string& staged_path);
   // Renames every staged file into place, or (ctp::Error) none. Catchable
   // signals are held in the calling thread meanwhile.
   void commit();
 
  private:
+  // Stages `path` with what `fill` writes to the staged file's descriptor.
+  void stage_with(const std::string& path, const std::function<void(int fd)>& fill);
+
   struct State;
   std::unique_ptr<State> state_;
 };

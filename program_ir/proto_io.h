@@ -43,8 +43,14 @@
 
 namespace ctp {
 
+class ByteSink;  // program_ir/byte_sink.h
+
 // `source` names the input in error messages (usually its file name).
 Program parse_program_proto(std::string_view bytes, const std::string& source);
 std::string serialize_program_proto(const Program& program);
+// The same bytes, handed to `sink` in pieces as they are encoded (a size
+// pass over the program first, then the write), so that the output is never
+// held whole in memory. What the sink throws propagates.
+void write_program_proto(const Program& program, ByteSink& sink);
 
 }  // namespace ctp

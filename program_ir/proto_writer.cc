@@ -1,5 +1,18 @@
 // Writing a Program as ProgramDesc bytes. The rules that make the output
 // deterministic are listed in proto_io.h.
+//
+// Two passes over the program, so that a large output can be streamed
+// instead of built whole in memory: a protobuf message's length precedes
+// its body, so the size pass counts every block's, var's and op's length
+// first (SizeCounter), then the write pass (StreamWriter) encodes through a
+// small buffer into a ByteSink. Both passes run the same templated message
+// writers below, so they cannot disagree about a field; the write pass
+// checks each recorded length against what it wrote all the same.
+#include <string>
+#include <vector>
+
+#include "program_ir/byte_sink.h"
+#include "program_ir/error.h"
 #include "program_ir/framework_fields.h"
 #include "program_ir/proto_io.h"
 #include "program_ir/wire_format.h"
@@ -12,42 +25,48 @@ using wire::Writer;
 namespace fl = fields;
 
 // Writes a message's unknown fields at their places (unknown_fields.h).
+template <class Out>
 struct RawSink {
-  Writer& w;
+  Out& w;
   void operator()(std::string_view bytes) const { w.raw(bytes); }
 };
-using Unknowns = UnknownFieldsCursor<const RawSink>;
+template <class Out>
+using Unknowns = UnknownFieldsCursor<const RawSink<Out>>;
 
-void write_tensor_desc(Writer& w, DataType dtype, const std::vector<int64_t>& shape) {
+template <class Out>
+void write_tensor_desc(Out& w, DataType dtype, const std::vector<int64_t>& shape) {
   w.int32_field(fl::tensor_desc::kDataType, static_cast<int32_t>(dtype));
   for (int64_t d : shape) w.int64_field(fl::tensor_desc::kDims, d);
 }
 
-void write_lod_tensor_desc(Writer& w, uint32_t field, DataType dtype,
+template <class Out>
+void write_lod_tensor_desc(Out& w, uint32_t field, DataType dtype,
                            const std::vector<int64_t>& shape,
                            const std::optional<int32_t>& lod_level) {
-  std::size_t desc = w.begin_message(field);
-  std::size_t tensor = w.begin_message(fl::lod_tensor_desc::kTensor);
+  auto desc = w.begin_message(field);
+  auto tensor = w.begin_message(fl::lod_tensor_desc::kTensor);
   write_tensor_desc(w, dtype, shape);
   w.end_message(tensor);
   if (lod_level) w.int32_field(fl::lod_tensor_desc::kLodLevel, *lod_level);
   w.end_message(desc);
 }
 
-void write_var_tensor_desc(Writer& w, uint32_t field, const Var& var) {
+template <class Out>
+void write_var_tensor_desc(Out& w, uint32_t field, const Var& var) {
   if (kind_has_lod_level(var.type)) {
     write_lod_tensor_desc(w, field, var.dtype, var.shape, var.lod_level);
   } else {
-    std::size_t desc = w.begin_message(field);
+    auto desc = w.begin_message(field);
     write_tensor_desc(w, var.dtype, var.shape);
     w.end_message(desc);
   }
 }
 
-void write_var_type(Writer& w, const Var& var) {
-  std::size_t body = w.begin_message(fl::var::kType);
-  const RawSink sink{w};
-  Unknowns unknown(var.type_unknown_fields, sink);
+template <class Out>
+void write_var_type(Out& w, const Var& var) {
+  auto body = w.begin_message(fl::var::kType);
+  const RawSink<Out> sink{w};
+  Unknowns<Out> unknown(var.type_unknown_fields, sink);
   unknown.before_known();
   w.int32_field(fl::var_type::kType, static_cast<int32_t>(var.type));
   // Fields in number order: the kind's description sits before reader (5)
@@ -61,14 +80,14 @@ void write_var_type(Writer& w, const Var& var) {
   desc_if(true);
   if (var.reader) {
     unknown.before_known();
-    std::size_t reader = w.begin_message(fl::var_type::kReader);
+    auto reader = w.begin_message(fl::var_type::kReader);
     for (const ReaderTensorDesc& d : *var.reader)
       write_lod_tensor_desc(w, fl::reader_desc::kLodTensor, d.dtype, d.shape, d.lod_level);
     w.end_message(reader);
   }
   if (var.tuple) {
     unknown.before_known();
-    std::size_t tuple = w.begin_message(fl::var_type::kTuple);
+    auto tuple = w.begin_message(fl::var_type::kTuple);
     for (VarKind kind : *var.tuple)
       w.int32_field(fl::tuple::kElementType, static_cast<int32_t>(kind));
     w.end_message(tuple);
@@ -78,8 +97,9 @@ void write_var_type(Writer& w, const Var& var) {
   w.end_message(body);
 }
 
-void write_var_attr(Writer& w, const VarAttr& attr) {
-  std::size_t body = w.begin_message(fl::var::kAttrs);
+template <class Out>
+void write_var_attr(Out& w, const VarAttr& attr) {
+  auto body = w.begin_message(fl::var::kAttrs);
   w.bytes_field(fl::var_attr::kName, attr.name);
   w.int32_field(fl::var_attr::kType, static_cast<int32_t>(attr.type));
   if (attr.i) w.int32_field(fl::var_attr::kI, *attr.i);
@@ -88,10 +108,11 @@ void write_var_attr(Writer& w, const VarAttr& attr) {
   w.end_message(body);
 }
 
-void write_var(Writer& w, const Var& var) {
-  std::size_t body = w.begin_message(fl::block::kVars);
-  const RawSink sink{w};
-  Unknowns unknown(var.unknown_fields, sink);
+template <class Out>
+void write_var(Out& w, const Var& var) {
+  auto body = w.begin_message(fl::block::kVars);
+  const RawSink<Out> sink{w};
+  Unknowns<Out> unknown(var.unknown_fields, sink);
   unknown.before_known();
   w.bytes_field(fl::var::kName, var.name);
   unknown.before_known();
@@ -114,14 +135,16 @@ void write_var(Writer& w, const Var& var) {
   w.end_message(body);
 }
 
-void write_slot(Writer& w, uint32_t field, const Slot& slot) {
-  std::size_t body = w.begin_message(field);
+template <class Out>
+void write_slot(Out& w, uint32_t field, const Slot& slot) {
+  auto body = w.begin_message(field);
   w.bytes_field(fl::op_slot::kParameter, slot.name);
   for (const std::string& arg : slot.args) w.bytes_field(fl::op_slot::kArguments, arg);
   w.end_message(body);
 }
 
-void write_attr_value(Writer& w, const Attribute& attr) {
+template <class Out>
+void write_attr_value(Out& w, const Attribute& attr) {
   const fl::AttrValueField vf = fl::attr_value_field(attr.type());
   const uint32_t f = vf.field;
   std::visit(
@@ -157,10 +180,11 @@ void write_attr_value(Writer& w, const Attribute& attr) {
       attr.value());
 }
 
-void write_op(Writer& w, const Op& op) {
-  std::size_t body = w.begin_message(fl::block::kOps);
-  const RawSink sink{w};
-  Unknowns unknown(op.unknown_fields, sink);
+template <class Out>
+void write_op(Out& w, const Op& op) {
+  auto body = w.begin_message(fl::block::kOps);
+  const RawSink<Out> sink{w};
+  Unknowns<Out> unknown(op.unknown_fields, sink);
   for (const Slot& slot : op.inputs) {
     unknown.before_known();
     write_slot(w, fl::op::kInputs, slot);
@@ -173,7 +197,7 @@ void write_op(Writer& w, const Op& op) {
   w.bytes_field(fl::op::kType, op.type);
   for (const NamedAttribute& attr : op.attrs) {
     unknown.before_known();
-    std::size_t attr_body = w.begin_message(fl::op::kAttrs);
+    auto attr_body = w.begin_message(fl::op::kAttrs);
     w.bytes_field(fl::op_attr::kName, attr.name);
     w.int32_field(fl::op_attr::kType, static_cast<int32_t>(attr.value.type()));
     write_attr_value(w, attr.value);
@@ -187,10 +211,11 @@ void write_op(Writer& w, const Op& op) {
   w.end_message(body);
 }
 
-void write_block(Writer& w, const Block& block) {
-  std::size_t body = w.begin_message(fl::program::kBlocks);
-  const RawSink sink{w};
-  Unknowns unknown(block.unknown_fields, sink);
+template <class Out>
+void write_block(Out& w, const Block& block) {
+  auto body = w.begin_message(fl::program::kBlocks);
+  const RawSink<Out> sink{w};
+  Unknowns<Out> unknown(block.unknown_fields, sink);
   unknown.before_known();
   w.int32_field(fl::block::kIdx, block.idx);
   unknown.before_known();
@@ -211,21 +236,10 @@ void write_block(Writer& w, const Block& block) {
   w.end_message(body);
 }
 
-}  // namespace
-
-std::string serialize_program_proto(const Program& program) {
-  // As in program_to_json: reserve rather than grow (~240 bytes per op in
-  // a typical training program).
-  std::size_t ops = 0, vars = 0;
-  for (const Block& b : program.blocks) {
-    ops += b.op_count();
-    vars += b.var_count();
-  }
-  std::string out;
-  out.reserve(1024 + ops * 384 + vars * 128);
-  Writer w(out);
-  const RawSink sink{w};
-  Unknowns unknown(program.unknown_fields, sink);
+template <class Out>
+void write_program(Out& w, const Program& program) {
+  const RawSink<Out> sink{w};
+  Unknowns<Out> unknown(program.unknown_fields, sink);
   for (const Block& block : program.blocks) {
     unknown.before_known();
     write_block(w, block);
@@ -236,18 +250,18 @@ std::string serialize_program_proto(const Program& program) {
   }
   if (program.version) {
     unknown.before_known();
-    std::size_t body = w.begin_message(fl::program::kVersion);
+    auto body = w.begin_message(fl::program::kVersion);
     if (*program.version != 0 || !program.version_number_absent)
       w.int64_field(fl::version::kVersion, *program.version);
     w.end_message(body);
   }
   if (program.op_version_map) {
     unknown.before_known();
-    std::size_t map = w.begin_message(fl::program::kOpVersionMap);
+    auto map = w.begin_message(fl::program::kOpVersionMap);
     for (const OpVersionEntry& entry : *program.op_version_map) {
-      std::size_t pair = w.begin_message(fl::op_version_map::kPair);
+      auto pair = w.begin_message(fl::op_version_map::kPair);
       w.bytes_field(fl::op_version_map::kPairOpName, entry.op_name);
-      std::size_t version = w.begin_message(fl::op_version_map::kPairOpVersion);
+      auto version = w.begin_message(fl::op_version_map::kPairOpVersion);
       w.int32_field(fl::op_version_map::kOpVersionVersion, entry.version);
       w.end_message(version);
       w.end_message(pair);
@@ -255,6 +269,167 @@ std::string serialize_program_proto(const Program& program) {
     w.end_message(map);
   }
   unknown.finish();
+}
+
+// --- the two passes ---
+
+std::size_t varint_size(uint64_t v) {
+  std::size_t n = 1;
+  for (; v >= 0x80; v >>= 7) ++n;
+  return n;
+}
+// A key's wire type sits in its low three bits: its size is the field's.
+std::size_t tag_size(uint32_t field) { return varint_size(static_cast<uint64_t>(field) << 3); }
+
+// The messages whose lengths the size pass keeps for the write pass: the
+// blocks (depth 1) and their vars and ops (depth 2), whose lengths must be
+// written before their bodies. Deeper messages (slots, attrs, a var's type)
+// are small: the write pass writes them in place in its buffer
+// (wire::Writer::end_message), so their lengths need no memory.
+constexpr int kRecordedDepth = 2;
+
+// The size pass: counts the bytes the write pass will write, and records
+// the length of every message down to kRecordedDepth in the order the write
+// pass begins them.
+class SizeCounter {
+ public:
+  struct Frame {
+    std::size_t body_start;
+    std::size_t slot;  // kNotRecorded, or the index in sizes
+  };
+  static constexpr std::size_t kNotRecorded = ~std::size_t{0};
+
+  explicit SizeCounter(std::vector<uint64_t>& sizes) : sizes_(sizes) {}
+  std::size_t total() const { return n_; }
+
+  void raw(std::string_view bytes) { n_ += bytes.size(); }
+  void int32_field(uint32_t field, int32_t v) {
+    n_ += tag_size(field) + varint_size(static_cast<uint64_t>(static_cast<int64_t>(v)));
+  }
+  void int64_field(uint32_t field, int64_t v) {
+    n_ += tag_size(field) + varint_size(static_cast<uint64_t>(v));
+  }
+  void bool_field(uint32_t field, bool) { n_ += tag_size(field) + 1; }
+  void float_field(uint32_t field, float) { n_ += tag_size(field) + 4; }
+  void double_field(uint32_t field, double) { n_ += tag_size(field) + 8; }
+  void bytes_field(uint32_t field, std::string_view v) {
+    n_ += tag_size(field) + varint_size(v.size()) + v.size();
+  }
+  Frame begin_message(uint32_t field) {
+    n_ += tag_size(field);
+    std::size_t slot = kNotRecorded;
+    if (++depth_ <= kRecordedDepth) {
+      slot = sizes_.size();
+      sizes_.push_back(0);
+    }
+    return Frame{n_, slot};
+  }
+  void end_message(const Frame& frame) {
+    --depth_;
+    const std::size_t length = n_ - frame.body_start;
+    if (frame.slot != kNotRecorded) sizes_[frame.slot] = length;
+    n_ += varint_size(length);
+  }
+
+ private:
+  std::vector<uint64_t>& sizes_;
+  std::size_t n_ = 0;
+  int depth_ = 0;
+};
+
+// The write pass: encodes into a buffer that goes to the sink whenever a
+// var, op or block is complete and the buffer holds kChunk bytes or more,
+// so the whole output is never in memory. The lengths of the recorded
+// messages come from the size pass; each is checked against the bytes
+// actually written.
+class StreamWriter {
+ public:
+  struct Frame {
+    std::size_t body_start;  // recorded: position in the output; else in buf_
+    uint64_t length;         // recorded only
+    bool recorded;
+  };
+  static constexpr std::size_t kChunk = 64 * 1024;
+
+  StreamWriter(ByteSink& sink, const std::vector<uint64_t>& sizes)
+      : sink_(sink), sizes_(sizes), w_(buf_) {
+    buf_.reserve(2 * kChunk);
+  }
+
+  void raw(std::string_view bytes) { w_.raw(bytes); }
+  void int32_field(uint32_t field, int32_t v) { w_.int32_field(field, v); }
+  void int64_field(uint32_t field, int64_t v) { w_.int64_field(field, v); }
+  void bool_field(uint32_t field, bool v) { w_.bool_field(field, v); }
+  void float_field(uint32_t field, float v) { w_.float_field(field, v); }
+  void double_field(uint32_t field, double v) { w_.double_field(field, v); }
+  void bytes_field(uint32_t field, std::string_view v) { w_.bytes_field(field, v); }
+  Frame begin_message(uint32_t field) {
+    if (++depth_ > kRecordedDepth) return Frame{w_.begin_message(field), 0, false};
+    const uint64_t length = sizes_.at(next_++);
+    w_.tag(field, WireType::LengthDelimited);
+    w_.varint(length);
+    return Frame{position(), length, true};
+  }
+  void end_message(const Frame& frame) {
+    --depth_;
+    if (!frame.recorded) {
+      w_.end_message(frame.body_start);
+      return;
+    }
+    if (position() - frame.body_start != frame.length)
+      throw Error("internal error: the protobuf writer's size pass counted " +
+                  std::to_string(frame.length) + " bytes for a message of " +
+                  std::to_string(position() - frame.body_start));
+    if (buf_.size() >= kChunk) flush();
+  }
+  // Hands the rest to the sink; returns the bytes written in all.
+  std::size_t finish() {
+    if (next_ != sizes_.size())
+      throw Error("internal error: the protobuf writer's passes saw different messages");
+    flush();
+    return emitted_;
+  }
+
+ private:
+  std::size_t position() const { return emitted_ + buf_.size(); }
+  void flush() {
+    if (buf_.empty()) return;
+    sink_.append(buf_);
+    emitted_ += buf_.size();
+    buf_.clear();
+  }
+
+  ByteSink& sink_;
+  const std::vector<uint64_t>& sizes_;
+  std::string buf_;
+  Writer w_;
+  std::size_t next_ = 0;
+  std::size_t emitted_ = 0;
+  int depth_ = 0;
+};
+
+}  // namespace
+
+void write_program_proto(const Program& program, ByteSink& sink) {
+  std::size_t messages = 4;
+  for (const Block& b : program.blocks) messages += 1 + b.op_count() + b.var_count();
+  std::vector<uint64_t> sizes;
+  sizes.reserve(messages);
+  SizeCounter counter(sizes);
+  write_program(counter, program);
+  sink.expect_total(counter.total());
+  StreamWriter out(sink, sizes);
+  write_program(out, program);
+  const std::size_t written = out.finish();
+  if (written != counter.total())
+    throw Error("internal error: the protobuf writer wrote " + std::to_string(written) +
+                " bytes where its size pass counted " + std::to_string(counter.total()));
+}
+
+std::string serialize_program_proto(const Program& program) {
+  std::string out;
+  StringSink sink(out);
+  write_program_proto(program, sink);
   return out;
 }
 

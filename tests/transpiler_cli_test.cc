@@ -107,20 +107,28 @@ TEST_F(TranspilerCli, EnvironmentVariablesMapOntoOptionsAndFlagsWin) {
             expected(TranspileMode::kSingleProcessMultiThread, options(3)).second);
 }
 
+// Rank 0's main is written once and copied for the other ranks (protobuf
+// streamed, JSON rendered): every rank's files are the ones a call of its own
+// writes.
 TEST_F(TranspilerCli, AllRanksEqualsOneCallPerRank) {
-  ASSERT_EQ(run("--mode multi_thread --trans-mode all_gather --nrings 2 --all-ranks "
-                "--selected-gpus 0,1 --endpoints " + kEndpoints + " --emit json"),
-            0);
-  for (int rank = 0; rank < 4; ++rank) {
-    TranspileOptions o = options(rank);
-    o.collective.nrings = 2;
-    o.multi_thread = {.trans_mode = MultiThreadTransMode::kAllGather, .gpu_num = 2};
-    auto [startup, main] = expected(TranspileMode::kMultiThread, o);
-    const std::string dir = "rank_" + std::to_string(rank) + "/";
-    EXPECT_EQ(output(dir + "startup.json"), startup) << dir;
-    EXPECT_EQ(output(dir + "main.json"), main) << dir;
+  for (const std::string emit : {"json", "pb"}) {
+    SCOPED_TRACE(emit);
+    fs::remove_all(out_);
+    ASSERT_EQ(run("--mode multi_thread --trans-mode all_gather --nrings 2 --all-ranks "
+                  "--selected-gpus 0,1 --endpoints " + kEndpoints +
+                  " --emit " + (emit == "pb" ? "proto" : "json")),
+              0);
+    for (int rank = 0; rank < 4; ++rank) {
+      TranspileOptions o = options(rank);
+      o.collective.nrings = 2;
+      o.multi_thread = {.trans_mode = MultiThreadTransMode::kAllGather, .gpu_num = 2};
+      auto [startup, main] = expected(TranspileMode::kMultiThread, o);
+      const std::string dir = "rank_" + std::to_string(rank) + "/";
+      EXPECT_EQ(output(dir + "startup." + emit), startup) << dir;
+      EXPECT_EQ(output(dir + "main." + emit), main) << dir;
+    }
+    EXPECT_FALSE(fs::exists(out_ / "rank_4"));
   }
-  EXPECT_FALSE(fs::exists(out_ / "rank_4"));
 }
 
 // --params and --op-dialect reach the library; stderr says which parameters

@@ -23,6 +23,7 @@
 #include "program_ir/atomic_file.h"
 #include "program_ir/error.h"
 #include "program_ir/program_io.h"
+#include "program_ir/proto_io.h"
 #include "program_ir/text_io.h"
 #include "tools/command.h"
 #include "tools/keep_until_exit.h"
@@ -170,16 +171,22 @@ std::string render(const Program& program, const Emit& emit) {
 }
 
 // Staged only: run_transpile commits every file of the output at once.
-void stage_pair(OutputSet& output, const fs::path& dir, const Emit& emit,
-                const std::string& startup, const std::string& main) {
-  output.make_directories(dir.string());
-  output.stage((dir / ("startup." + emit.extension)).string(), startup);
-  output.stage((dir / ("main." + emit.extension)).string(), main);
+// Protobuf goes to the staged file as it is encoded (the output is never
+// whole in memory); JSON and text are rendered first.
+void stage_program(OutputSet& output, const fs::path& path, const Program& program,
+                   const Emit& emit) {
+  if (emit.format == ProgramFormat::Proto) {
+    output.stage_streamed(path.string(),
+                          [&](ByteSink& sink) { write_program_proto(program, sink); });
+    return;
+  }
+  output.stage(path.string(), render(program, emit));
 }
 
-// Transpiles once (rank 0), then writes every rank's pair from the shared
-// work: the main program is the same for all ranks and is rendered once; each
-// rank's startup differs only in a few attributes of the communicator ops.
+fs::path program_path(const fs::path& dir, const char* name, const Emit& emit) {
+  return dir / (std::string(name) + "." + emit.extension);
+}
+
 // Says on stderr which vars the transpile took as parameters, and how.
 void report(const Transpiler& transpiler, const TranspileReport& report) {
   if (report.parameters)
@@ -187,11 +194,18 @@ void report(const Transpiler& transpiler, const TranspileReport& report) {
               << describe(*report.parameters, transpiler.collective().params) << "\n";
 }
 
+// Transpiles once (rank 0), then writes every rank's pair from the shared
+// work: the main program is the same for all ranks and is rendered once; each
+// rank's startup differs only in a few attributes of the communicator ops.
 void stage_all_ranks(const Transpiler& transpiler, Program startup, Program& main,
                      OutputSet& output, const fs::path& out_dir, const Emit& emit) {
   const std::size_t original_ops = startup.global_block().op_count();
   report(transpiler, transpiler.run(startup, main));
-  const std::string main_bytes = render(main, emit);
+  // Rank 0's main is written once; the other ranks' are copies of its file.
+  const fs::path first_dir = out_dir / "rank_0";
+  const fs::path first_main = program_path(first_dir, "main", emit);
+  output.make_directories(first_dir.string());
+  stage_program(output, first_main, main, emit);
   const std::vector<std::string>& endpoints = transpiler.collective().endpoints;
   const StartupRankSpecializer specializer(std::move(startup), original_ops, endpoints);
   const int nranks = static_cast<int>(endpoints.size());
@@ -205,9 +219,12 @@ void stage_all_ranks(const Transpiler& transpiler, Program startup, Program& mai
     pool.emplace_back([&, t] {
       try {
         for (int r = next++; r < nranks; r = next++) {
-          const std::string startup_bytes = render(specializer.for_rank(r), emit);
-          stage_pair(output, out_dir / ("rank_" + std::to_string(r)), emit, startup_bytes,
-                     main_bytes);
+          const fs::path dir = out_dir / ("rank_" + std::to_string(r));
+          output.make_directories(dir.string());
+          stage_program(output, program_path(dir, "startup", emit), specializer.for_rank(r),
+                        emit);
+          if (r != 0)
+            output.stage_copy(program_path(dir, "main", emit).string(), first_main.string());
         }
       } catch (...) {
         errors[t] = std::current_exception();
@@ -233,7 +250,8 @@ void run_transpile(const TranspileArgs& a) {
     stage_all_ranks(*transpiler, std::move(startup), main, output, a.out_dir, emit);
   } else {
     report(*transpiler, transpiler->run(startup, main));
-    stage_pair(output, a.out_dir, emit, render(startup, emit), render(main, emit));
+    stage_program(output, program_path(a.out_dir, "startup", emit), startup, emit);
+    stage_program(output, program_path(a.out_dir, "main", emit), main, emit);
     keep_until_exit(std::move(startup));
   }
   output.commit();
