@@ -8,6 +8,9 @@
 // small buffer into a ByteSink. Both passes run the same templated message
 // writers below, so they cannot disagree about a field; the write pass
 // checks each recorded length against what it wrote all the same.
+#include <algorithm>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,7 +24,6 @@ namespace ctp {
 namespace {
 
 using wire::WireType;
-using wire::Writer;
 namespace fl = fields;
 
 // Writes a message's unknown fields at their places (unknown_fields.h).
@@ -285,7 +287,7 @@ std::size_t tag_size(uint32_t field) { return varint_size(static_cast<uint64_t>(
 // blocks (depth 1) and their vars and ops (depth 2), whose lengths must be
 // written before their bodies. Deeper messages (slots, attrs, a var's type)
 // are small: the write pass writes them in place in its buffer
-// (wire::Writer::end_message), so their lengths need no memory.
+// (StreamWriter::close_in_place), so their lengths need no memory.
 constexpr int kRecordedDepth = 2;
 
 // The size pass: counts the bytes the write pass will write, and records
@@ -340,47 +342,80 @@ class SizeCounter {
 // The write pass: encodes into a buffer that goes to the sink whenever a
 // var, op or block is complete and the buffer holds kChunk bytes or more,
 // so the whole output is never in memory. The lengths of the recorded
-// messages come from the size pass; each is checked against the bytes
-// actually written.
+// messages come from the size pass (each is checked against the bytes
+// actually written), and a var's or op's room is made once, at its start:
+// the fields inside it are stored without growing anything, and its small
+// nested messages are filled in place (their lengths widened as
+// wire::Writer::end_message does).
 class StreamWriter {
  public:
   struct Frame {
-    std::size_t body_start;  // recorded: position in the output; else in buf_
+    std::size_t body_start;  // recorded: position in the output; else offset in the buffer
     uint64_t length;         // recorded only
     bool recorded;
   };
   static constexpr std::size_t kChunk = 64 * 1024;
 
-  StreamWriter(ByteSink& sink, const std::vector<uint64_t>& sizes)
-      : sink_(sink), sizes_(sizes), w_(buf_) {
-    buf_.reserve(2 * kChunk);
+  StreamWriter(ByteSink& sink, const std::vector<uint64_t>& sizes) : sink_(sink), sizes_(sizes) {
+    grow(2 * kChunk);
   }
 
-  void raw(std::string_view bytes) { w_.raw(bytes); }
-  void int32_field(uint32_t field, int32_t v) { w_.int32_field(field, v); }
-  void int64_field(uint32_t field, int64_t v) { w_.int64_field(field, v); }
-  void bool_field(uint32_t field, bool v) { w_.bool_field(field, v); }
-  void float_field(uint32_t field, float v) { w_.float_field(field, v); }
-  void double_field(uint32_t field, double v) { w_.double_field(field, v); }
-  void bytes_field(uint32_t field, std::string_view v) { w_.bytes_field(field, v); }
+  void raw(std::string_view bytes) { put(bytes); }
+  void int32_field(uint32_t field, int32_t v) {
+    key(field, WireType::Varint);
+    varint(static_cast<uint64_t>(static_cast<int64_t>(v)));
+  }
+  void int64_field(uint32_t field, int64_t v) {
+    key(field, WireType::Varint);
+    varint(static_cast<uint64_t>(v));
+  }
+  void bool_field(uint32_t field, bool v) {
+    key(field, WireType::Varint);
+    varint(v ? 1 : 0);
+  }
+  void float_field(uint32_t field, float v) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    key(field, WireType::Fixed32);
+    little_endian(bits, 4);
+  }
+  void double_field(uint32_t field, double v) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    key(field, WireType::Fixed64);
+    little_endian(bits, 8);
+  }
+  void bytes_field(uint32_t field, std::string_view v) {
+    key(field, WireType::LengthDelimited);
+    varint(v.size());
+    put(v);
+  }
   Frame begin_message(uint32_t field) {
-    if (++depth_ > kRecordedDepth) return Frame{w_.begin_message(field), 0, false};
-    const uint64_t length = sizes_.at(next_++);
-    w_.tag(field, WireType::LengthDelimited);
-    w_.varint(length);
+    key(field, WireType::LengthDelimited);
+    if (++depth_ > kRecordedDepth) {
+      room(1);
+      *cur_++ = '\0';  // one length byte; end_message() widens it if needed
+      return Frame{used(), 0, false};
+    }
+    if (next_ == sizes_.size())
+      throw Error("internal error: the protobuf writer's write pass has more messages");
+    const uint64_t length = sizes_[next_++];
+    varint(length);
+    if (depth_ == kRecordedDepth) room(length);
     return Frame{position(), length, true};
   }
   void end_message(const Frame& frame) {
-    --depth_;
     if (!frame.recorded) {
-      w_.end_message(frame.body_start);
+      close_in_place(frame.body_start);
+      --depth_;
       return;
     }
+    --depth_;
     if (position() - frame.body_start != frame.length)
       throw Error("internal error: the protobuf writer's size pass counted " +
                   std::to_string(frame.length) + " bytes for a message of " +
                   std::to_string(position() - frame.body_start));
-    if (buf_.size() >= kChunk) flush();
+    if (used() >= kChunk) flush();
   }
   // Hands the rest to the sink; returns the bytes written in all.
   std::size_t finish() {
@@ -391,18 +426,78 @@ class StreamWriter {
   }
 
  private:
-  std::size_t position() const { return emitted_ + buf_.size(); }
+  std::size_t used() const { return static_cast<std::size_t>(cur_ - buf_.get()); }
+  std::size_t position() const { return emitted_ + used(); }
+  void room(std::size_t n) {
+    if (static_cast<std::size_t>(end_ - cur_) < n) make_room(n);
+  }
+  // Flushes when no message filled in place is open (their bodies must
+  // stay in the buffer), and grows the buffer if that is not enough.
+  void make_room(std::size_t n) {
+    if (depth_ <= kRecordedDepth) flush();
+    if (static_cast<std::size_t>(end_ - cur_) < n) grow(std::max(2 * capacity_, used() + n));
+  }
+  void grow(std::size_t capacity) {
+    auto bigger = std::make_unique<char[]>(capacity);
+    const std::size_t n = buf_ ? used() : 0;
+    if (n) std::memcpy(bigger.get(), buf_.get(), n);
+    buf_ = std::move(bigger);
+    capacity_ = capacity;
+    cur_ = buf_.get() + n;
+    end_ = buf_.get() + capacity;
+  }
   void flush() {
-    if (buf_.empty()) return;
-    sink_.append(buf_);
-    emitted_ += buf_.size();
-    buf_.clear();
+    if (used() == 0) return;
+    sink_.append(std::string_view(buf_.get(), used()));
+    emitted_ += used();
+    cur_ = buf_.get();
+  }
+  void key(uint32_t field, WireType type) {
+    varint((static_cast<uint64_t>(field) << 3) | static_cast<uint32_t>(type));
+  }
+  void varint(uint64_t v) {
+    room(10);
+    while (v >= 0x80) {
+      *cur_++ = static_cast<char>(v | 0x80);
+      v >>= 7;
+    }
+    *cur_++ = static_cast<char>(v);
+  }
+  void little_endian(uint64_t v, int bytes) {
+    room(8);
+    for (int i = 0; i < bytes; ++i) *cur_++ = static_cast<char>(v >> (8 * i));
+  }
+  void put(std::string_view bytes) {
+    room(bytes.size());
+    if (!bytes.empty()) std::memcpy(cur_, bytes.data(), bytes.size());
+    cur_ += bytes.size();
+  }
+  // Writes the length of the message whose body starts at `body_start` in
+  // the byte reserved before it, moving the body when it needs more.
+  void close_in_place(std::size_t body_start) {
+    const std::size_t length = used() - body_start;
+    const std::size_t n = varint_size(length);
+    if (n > 1) {
+      room(n - 1);
+      char* body = buf_.get() + body_start;
+      std::memmove(body + n - 1, body, length);
+      cur_ += n - 1;
+    }
+    char* at = buf_.get() + body_start - 1;
+    uint64_t v = length;
+    while (v >= 0x80) {
+      *at++ = static_cast<char>(v | 0x80);
+      v >>= 7;
+    }
+    *at = static_cast<char>(v);
   }
 
   ByteSink& sink_;
   const std::vector<uint64_t>& sizes_;
-  std::string buf_;
-  Writer w_;
+  std::unique_ptr<char[]> buf_;
+  std::size_t capacity_ = 0;
+  char* cur_ = nullptr;
+  char* end_ = nullptr;
   std::size_t next_ = 0;
   std::size_t emitted_ = 0;
   int depth_ = 0;
