@@ -87,9 +87,15 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
         it, make_op("split", {{"X", {gathered.name}}}, {{"Out", pieces}},
                     {{"num", Attribute(allgather_ranks)}, {"axis", Attribute(0)}}));
     inputs.push_back({"Grad", {}});
-    for (const std::string& piece : pieces) {
-      inputs.back().args = {piece};
-      block.insert_op(it, Op(it->type, inputs, outputs, attrs));
+    // One copy of the op per piece; the last takes the slots and attributes
+    // instead of copying them (a large program has as many adam ops as
+    // parameters).
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      inputs.back().args = {pieces[i]};
+      if (i + 1 < pieces.size())
+        block.insert_op(it, Op(it->type, inputs, outputs, attrs));
+      else
+        block.insert_op(it, Op(it->type, std::move(inputs), std::move(outputs), std::move(attrs)));
     }
     block.erase_op(it);  // the walk goes on before the ops inserted here
   });
