@@ -356,9 +356,13 @@ class StreamWriter {
   };
   static constexpr std::size_t kChunk = 64 * 1024;
 
-  StreamWriter(ByteSink& sink, const std::vector<uint64_t>& sizes) : sink_(sink), sizes_(sizes) {
+  StreamWriter(ByteSink& sink, const std::vector<uint64_t>& sizes) : sink_(&sink), sizes_(sizes) {
     grow(2 * kChunk);
   }
+  // Writes straight into `out`, which has room for the bytes the size pass
+  // counted and a little slack (no sink, no copy).
+  StreamWriter(char* out, std::size_t size, const std::vector<uint64_t>& sizes)
+      : sizes_(sizes), base_(out), capacity_(size), cur_(out), end_(out + size) {}
 
   void raw(std::string_view bytes) { put(bytes); }
   void int32_field(uint32_t field, int32_t v) {
@@ -422,11 +426,11 @@ class StreamWriter {
     if (next_ != sizes_.size())
       throw Error("internal error: the protobuf writer's passes saw different messages");
     flush();
-    return emitted_;
+    return position();
   }
 
  private:
-  std::size_t used() const { return static_cast<std::size_t>(cur_ - buf_.get()); }
+  std::size_t used() const { return static_cast<std::size_t>(cur_ - base_); }
   std::size_t position() const { return emitted_ + used(); }
   void room(std::size_t n) {
     if (static_cast<std::size_t>(end_ - cur_) < n) make_room(n);
@@ -434,23 +438,26 @@ class StreamWriter {
   // Flushes when no message filled in place is open (their bodies must
   // stay in the buffer), and grows the buffer if that is not enough.
   void make_room(std::size_t n) {
+    if (!sink_)
+      throw Error("internal error: the protobuf writer wrote more than its size pass counted");
     if (depth_ <= kRecordedDepth) flush();
     if (static_cast<std::size_t>(end_ - cur_) < n) grow(std::max(2 * capacity_, used() + n));
   }
   void grow(std::size_t capacity) {
     auto bigger = std::make_unique<char[]>(capacity);
-    const std::size_t n = buf_ ? used() : 0;
-    if (n) std::memcpy(bigger.get(), buf_.get(), n);
-    buf_ = std::move(bigger);
+    const std::size_t n = base_ ? used() : 0;
+    if (n) std::memcpy(bigger.get(), base_, n);
+    owned_ = std::move(bigger);
+    base_ = owned_.get();
     capacity_ = capacity;
-    cur_ = buf_.get() + n;
-    end_ = buf_.get() + capacity;
+    cur_ = base_ + n;
+    end_ = base_ + capacity;
   }
   void flush() {
-    if (used() == 0) return;
-    sink_.append(std::string_view(buf_.get(), used()));
+    if (!sink_ || used() == 0) return;  // writing straight into the output: nothing to hand over
+    sink_->append(std::string_view(base_, used()));
     emitted_ += used();
-    cur_ = buf_.get();
+    cur_ = base_;
   }
   void key(uint32_t field, WireType type) {
     varint((static_cast<uint64_t>(field) << 3) | static_cast<uint32_t>(type));
@@ -479,11 +486,11 @@ class StreamWriter {
     const std::size_t n = varint_size(length);
     if (n > 1) {
       room(n - 1);
-      char* body = buf_.get() + body_start;
+      char* body = base_ + body_start;
       std::memmove(body + n - 1, body, length);
       cur_ += n - 1;
     }
-    char* at = buf_.get() + body_start - 1;
+    char* at = base_ + body_start - 1;
     uint64_t v = length;
     while (v >= 0x80) {
       *at++ = static_cast<char>(v | 0x80);
@@ -492,9 +499,10 @@ class StreamWriter {
     *at = static_cast<char>(v);
   }
 
-  ByteSink& sink_;
+  ByteSink* sink_ = nullptr;  // null: writing straight into the output
   const std::vector<uint64_t>& sizes_;
-  std::unique_ptr<char[]> buf_;
+  std::unique_ptr<char[]> owned_;
+  char* base_ = nullptr;
   std::size_t capacity_ = 0;
   char* cur_ = nullptr;
   char* end_ = nullptr;
@@ -505,27 +513,47 @@ class StreamWriter {
 
 }  // namespace
 
-void write_program_proto(const Program& program, ByteSink& sink) {
+namespace {
+
+// The size pass: every recorded message's length, and the whole output's.
+std::size_t count_program(const Program& program, std::vector<uint64_t>& sizes) {
   std::size_t messages = 4;
   for (const Block& b : program.blocks) messages += 1 + b.op_count() + b.var_count();
-  std::vector<uint64_t> sizes;
   sizes.reserve(messages);
   SizeCounter counter(sizes);
   write_program(counter, program);
-  sink.expect_total(counter.total());
-  StreamWriter out(sink, sizes);
-  write_program(out, program);
-  const std::size_t written = out.finish();
-  if (written != counter.total())
-    throw Error("internal error: the protobuf writer wrote " + std::to_string(written) +
-                " bytes where its size pass counted " + std::to_string(counter.total()));
+  return counter.total();
 }
 
+void check_written(std::size_t written, std::size_t counted) {
+  if (written != counted)
+    throw Error("internal error: the protobuf writer wrote " + std::to_string(written) +
+                " bytes where its size pass counted " + std::to_string(counted));
+}
+
+}  // namespace
+
+void write_program_proto(const Program& program, ByteSink& sink) {
+  std::vector<uint64_t> sizes;
+  const std::size_t total = count_program(program, sizes);
+  sink.expect_total(total);
+  StreamWriter out(sink, sizes);
+  write_program(out, program);
+  check_written(out.finish(), total);
+}
+
+// Into the string directly: the size pass sizes it, the write pass fills it.
 std::string serialize_program_proto(const Program& program) {
-  std::string out;
-  StringSink sink(out);
-  write_program_proto(program, sink);
-  return out;
+  std::vector<uint64_t> sizes;
+  const std::size_t total = count_program(program, sizes);
+  // The slack: a varint or fixed value asks for room for its longest form.
+  constexpr std::size_t kSlack = 16;
+  std::string bytes(total + kSlack, '\0');
+  StreamWriter out(bytes.data(), bytes.size(), sizes);
+  write_program(out, program);
+  check_written(out.finish(), total);
+  bytes.resize(total);
+  return bytes;
 }
 
 }  // namespace ctp
