@@ -275,11 +275,7 @@ void write_program(Out& w, const Program& program) {
 
 // --- the two passes ---
 
-std::size_t varint_size(uint64_t v) {
-  std::size_t n = 1;
-  for (; v >= 0x80; v >>= 7) ++n;
-  return n;
-}
+using wire::varint_size;
 // A key's wire type sits in its low three bits: its size is the field's.
 std::size_t tag_size(uint32_t field) { return varint_size(static_cast<uint64_t>(field) << 3); }
 
@@ -293,7 +289,7 @@ constexpr int kRecordedDepth = 2;
 // The size pass: counts the bytes the write pass will write, and records
 // the length of every message down to kRecordedDepth in the order the write
 // pass begins them.
-class SizeCounter {
+class SizeCounter : public wire::FieldEncoder<SizeCounter> {
  public:
   struct Frame {
     std::size_t body_start;
@@ -304,19 +300,12 @@ class SizeCounter {
   explicit SizeCounter(std::vector<uint64_t>& sizes) : sizes_(sizes) {}
   std::size_t total() const { return n_; }
 
+  // The primitives FieldEncoder counts fields with.
+  void tag(uint32_t field, WireType) { n_ += tag_size(field); }
+  void varint(uint64_t v) { n_ += varint_size(v); }
+  void fixed32(uint32_t) { n_ += 4; }
+  void fixed64(uint64_t) { n_ += 8; }
   void raw(std::string_view bytes) { n_ += bytes.size(); }
-  void int32_field(uint32_t field, int32_t v) {
-    n_ += tag_size(field) + varint_size(static_cast<uint64_t>(static_cast<int64_t>(v)));
-  }
-  void int64_field(uint32_t field, int64_t v) {
-    n_ += tag_size(field) + varint_size(static_cast<uint64_t>(v));
-  }
-  void bool_field(uint32_t field, bool) { n_ += tag_size(field) + 1; }
-  void float_field(uint32_t field, float) { n_ += tag_size(field) + 4; }
-  void double_field(uint32_t field, double) { n_ += tag_size(field) + 8; }
-  void bytes_field(uint32_t field, std::string_view v) {
-    n_ += tag_size(field) + varint_size(v.size()) + v.size();
-  }
   Frame begin_message(uint32_t field) {
     n_ += tag_size(field);
     std::size_t slot = kNotRecorded;
@@ -347,7 +336,7 @@ class SizeCounter {
 // the fields inside it are stored without growing anything, and its small
 // nested messages are filled in place (their lengths widened as
 // wire::Writer::end_message does).
-class StreamWriter {
+class StreamWriter : public wire::FieldEncoder<StreamWriter> {
  public:
   struct Frame {
     std::size_t body_start;  // recorded: position in the output; else offset in the buffer
@@ -364,38 +353,13 @@ class StreamWriter {
   StreamWriter(char* out, std::size_t size, const std::vector<uint64_t>& sizes)
       : sizes_(sizes), base_(out), capacity_(size), cur_(out), end_(out + size) {}
 
-  void raw(std::string_view bytes) { put(bytes); }
-  void int32_field(uint32_t field, int32_t v) {
-    key(field, WireType::Varint);
-    varint(static_cast<uint64_t>(static_cast<int64_t>(v)));
-  }
-  void int64_field(uint32_t field, int64_t v) {
-    key(field, WireType::Varint);
-    varint(static_cast<uint64_t>(v));
-  }
-  void bool_field(uint32_t field, bool v) {
-    key(field, WireType::Varint);
-    varint(v ? 1 : 0);
-  }
-  void float_field(uint32_t field, float v) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    key(field, WireType::Fixed32);
-    little_endian(bits, 4);
-  }
-  void double_field(uint32_t field, double v) {
-    uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    key(field, WireType::Fixed64);
-    little_endian(bits, 8);
-  }
-  void bytes_field(uint32_t field, std::string_view v) {
-    key(field, WireType::LengthDelimited);
-    varint(v.size());
-    put(v);
+  void raw(std::string_view bytes) {
+    room(bytes.size());
+    if (!bytes.empty()) std::memcpy(cur_, bytes.data(), bytes.size());
+    cur_ += bytes.size();
   }
   Frame begin_message(uint32_t field) {
-    key(field, WireType::LengthDelimited);
+    tag(field, WireType::LengthDelimited);
     if (++depth_ > kRecordedDepth) {
       room(1);
       *cur_++ = '\0';  // one length byte; end_message() widens it if needed
@@ -459,25 +423,20 @@ class StreamWriter {
     emitted_ += used();
     cur_ = base_;
   }
-  void key(uint32_t field, WireType type) {
+  // The primitives FieldEncoder writes fields with.
+  friend class wire::FieldEncoder<StreamWriter>;
+  void tag(uint32_t field, WireType type) {
     varint((static_cast<uint64_t>(field) << 3) | static_cast<uint32_t>(type));
   }
   void varint(uint64_t v) {
     room(10);
-    while (v >= 0x80) {
-      *cur_++ = static_cast<char>(v | 0x80);
-      v >>= 7;
-    }
-    *cur_++ = static_cast<char>(v);
+    cur_ = wire::put_varint(cur_, v);
   }
+  void fixed32(uint32_t v) { little_endian(v, 4); }
+  void fixed64(uint64_t v) { little_endian(v, 8); }
   void little_endian(uint64_t v, int bytes) {
     room(8);
     for (int i = 0; i < bytes; ++i) *cur_++ = static_cast<char>(v >> (8 * i));
-  }
-  void put(std::string_view bytes) {
-    room(bytes.size());
-    if (!bytes.empty()) std::memcpy(cur_, bytes.data(), bytes.size());
-    cur_ += bytes.size();
   }
   // Writes the length of the message whose body starts at `body_start` in
   // the byte reserved before it, moving the body when it needs more.
@@ -490,13 +449,7 @@ class StreamWriter {
       std::memmove(body + n - 1, body, length);
       cur_ += n - 1;
     }
-    char* at = base_ + body_start - 1;
-    uint64_t v = length;
-    while (v >= 0x80) {
-      *at++ = static_cast<char>(v | 0x80);
-      v >>= 7;
-    }
-    *at = static_cast<char>(v);
+    wire::put_varint(base_ + body_start - 1, length);
   }
 
   ByteSink* sink_ = nullptr;  // null: writing straight into the output

@@ -141,15 +141,9 @@ std::string_view Reader::skip_field(const Tag& tag, std::size_t tag_start) {
 }
 
 void Writer::end_message(std::size_t body_start) {
-  std::size_t length = out_.size() - body_start;
+  const std::size_t length = out_.size() - body_start;
   char buf[10];
-  std::size_t n = 0;
-  uint64_t v = length;
-  while (v >= 0x80) {
-    buf[n++] = static_cast<char>(v | 0x80);
-    v >>= 7;
-  }
-  buf[n++] = static_cast<char>(v);
+  const auto n = static_cast<std::size_t>(put_varint(buf, length) - buf);
   // One byte was reserved; longer lengths shift the body right.
   if (n > 1) out_.insert(body_start, n - 1, '\0');
   out_.replace(body_start - 1, n, buf, n);

@@ -106,9 +106,69 @@ inline double as_double(uint64_t bits) {
   return d;
 }
 
+// The bytes of `v` as a varint.
+inline std::size_t varint_size(uint64_t v) {
+  std::size_t n = 1;
+  for (; v >= 0x80; v >>= 7) ++n;
+  return n;
+}
+// Writes `v` as a varint at `at`, which has room for varint_size(v) bytes
+// (10 at most); returns the byte after it.
+inline char* put_varint(char* at, uint64_t v) {
+  while (v >= 0x80) {
+    *at++ = static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  *at++ = static_cast<char>(v);
+  return at;
+}
+
+// framework.proto's scalar and bytes fields as protobuf encodes them, over
+// an encoder's primitives: `Encoder` has tag(), varint(), fixed32(),
+// fixed64() and raw(). Every writer of the wire format (Writer below, the
+// program writer's write pass in proto_writer.cc) encodes fields through
+// this one set.
+template <class Encoder>
+class FieldEncoder {
+ public:
+  // int32 fields are sign-extended to 64 bits, as protobuf writes them.
+  void int32_field(uint32_t field, int32_t v) {
+    self().tag(field, WireType::Varint);
+    self().varint(static_cast<uint64_t>(static_cast<int64_t>(v)));
+  }
+  void int64_field(uint32_t field, int64_t v) {
+    self().tag(field, WireType::Varint);
+    self().varint(static_cast<uint64_t>(v));
+  }
+  void bool_field(uint32_t field, bool v) {
+    self().tag(field, WireType::Varint);
+    self().varint(v ? 1 : 0);
+  }
+  void float_field(uint32_t field, float v) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    self().tag(field, WireType::Fixed32);
+    self().fixed32(bits);
+  }
+  void double_field(uint32_t field, double v) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    self().tag(field, WireType::Fixed64);
+    self().fixed64(bits);
+  }
+  void bytes_field(uint32_t field, std::string_view v) {
+    self().tag(field, WireType::LengthDelimited);
+    self().varint(v.size());
+    self().raw(v);
+  }
+
+ private:
+  Encoder& self() { return static_cast<Encoder&>(*this); }
+};
+
 // Appends protobuf encodings to a string. Nested messages are written in
 // place: begin_message() leaves room for the length, end_message() fills it.
-class Writer {
+class Writer : public FieldEncoder<Writer> {
  public:
   explicit Writer(std::string& out) : out_(out) {}
 
@@ -117,13 +177,7 @@ class Writer {
   }
   void varint(uint64_t v) {
     char buf[10];
-    std::size_t n = 0;
-    while (v >= 0x80) {
-      buf[n++] = static_cast<char>(v | 0x80);
-      v >>= 7;
-    }
-    buf[n++] = static_cast<char>(v);
-    out_.append(buf, n);
+    out_.append(buf, static_cast<std::size_t>(put_varint(buf, v) - buf));
   }
   void fixed32(uint32_t v) {
     char buf[4];
@@ -134,37 +188,6 @@ class Writer {
     char buf[8];
     for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>(v >> (8 * i));
     out_.append(buf, 8);
-  }
-
-  // int32 fields are sign-extended to 64 bits, as protobuf writes them.
-  void int32_field(uint32_t field, int32_t v) {
-    tag(field, WireType::Varint);
-    varint(static_cast<uint64_t>(static_cast<int64_t>(v)));
-  }
-  void int64_field(uint32_t field, int64_t v) {
-    tag(field, WireType::Varint);
-    varint(static_cast<uint64_t>(v));
-  }
-  void bool_field(uint32_t field, bool v) {
-    tag(field, WireType::Varint);
-    varint(v ? 1 : 0);
-  }
-  void float_field(uint32_t field, float v) {
-    uint32_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    tag(field, WireType::Fixed32);
-    fixed32(bits);
-  }
-  void double_field(uint32_t field, double v) {
-    uint64_t bits;
-    std::memcpy(&bits, &v, sizeof bits);
-    tag(field, WireType::Fixed64);
-    fixed64(bits);
-  }
-  void bytes_field(uint32_t field, std::string_view v) {
-    tag(field, WireType::LengthDelimited);
-    varint(v.size());
-    out_.append(v);
   }
   void raw(std::string_view bytes) { out_.append(bytes); }
 
