@@ -252,7 +252,8 @@ CommOptions comm_options(const RunArgs& a, const WorkerIdentity& id) {
 
 // What every worker of this process shares; each gets its own rank, seed,
 // runtime and communicators in Workers::Workers.
-ProgramRunOptions shared_run_options(const RunArgs& a, const WorkerIdentity& id, int rank,
+ProgramRunOptions shared_run_options(const RunArgs& a, const Environment& env,
+                                     const WorkerIdentity& id, int rank,
                                      std::map<std::string, std::vector<int64_t>> input_shapes) {
   ProgramRunOptions options;
   options.batch = a.batch;
@@ -260,7 +261,6 @@ ProgramRunOptions shared_run_options(const RunArgs& a, const WorkerIdentity& id,
   options.fetch = a.fetch;
   options.batch_ops = a.batch_ops;
   options.keep_all_vars = a.keep_all_vars;
-  const Environment env = environment_from(environ);
   options.check_finite =
       a.check_nan_inf || boolean_variable(env, "FLAGS_check_nan_inf").value_or(false);
   const int gpu = id.selected_gpus.empty() ? id.local_rank : id.selected_gpus.front();
@@ -363,12 +363,13 @@ Fetched run_steps(const RunArgs& a, Workers& workers) {
 
 void run(const RunArgs& a) {
   auto input_shapes = checked_input_shapes(a);
-  const WorkerIdentity id = worker_identity(environment_from(environ));
+  const Environment env = environment_from(environ);
+  const WorkerIdentity id = worker_identity(env);
   const CommOptions comm = comm_options(a, id);
   const int rank = comm.rank;
   const Program main = load_program_file(with_rank(a.main, rank));
   const Program startup = startup_with_params(a, main, rank);
-  const ProgramRunOptions options = shared_run_options(a, id, rank, std::move(input_shapes));
+  const ProgramRunOptions options = shared_run_options(a, env, id, rank, std::move(input_shapes));
   Workers workers(a, comm, options, startup, main);
 
   const auto start = std::chrono::steady_clock::now();
