@@ -111,9 +111,12 @@ void Executor::keep_vars(const std::vector<std::string>& names) {
 
 void Executor::release_after(const PlannedStep& step, Scope& scope) {
   if (!release_dead_vars_) return;
-  for (std::size_t i = step.first; i < step.first + step.count; ++i)
+  for (std::size_t i = step.first; i < step.first + step.count; ++i) {
+    for (const std::string& name : release_.elements_after_op[i])
+      if (Tensor* t = scope.find(name)) t->release_elements();
     for (const std::string& name : release_.after_op[i])
       if (Tensor* t = scope.find(name)) *t = Tensor();
+  }
 }
 
 std::vector<OpRun> Executor::batched_runs() const {

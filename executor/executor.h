@@ -10,10 +10,12 @@
 // every var keeps its tensor between steps (temporaries keep their buffers,
 // so kernels write into the same memory every step). With
 // set_release_dead_vars(true), as ctp's runners set it, an intermediate var's
-// tensor is freed after the last op that names it (executor/var_release.h),
-// unless the caller keeps it (keep_vars) to read it after the step; the vars
-// of collectives and coalesce_tensor keep their buffers either way (which
-// keeps coalesce_tensor's views intact).
+// tensor is freed after the last op that names it (executor/var_release.h;
+// its elements already after the last op that reads them, when only ops
+// that read its shape come later), unless the caller keeps it (keep_vars)
+// to read it after the step; the vars of collectives and coalesce_tensor
+// keep their buffers either way (which keeps coalesce_tensor's views
+// intact).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -54,7 +56,7 @@ class Executor {
   // step (release_plan), so a step holds only what is still to be read. Off
   // (the default): every tensor stays in the scope, to read after a step.
   void set_release_dead_vars(bool release) { release_dead_vars_ = release; }
-  // The vars freed after op i of each step while release is on.
+  // The vars (and the elements) freed after op i of each step while release is on.
   const VarReleasePlan& release_plan() const { return release_; }
 
   RunServices& services() { return services_; }

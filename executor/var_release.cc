@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "executor/communicator_schedule.h"
+#include "ops/schema/op_def.h"
 
 namespace ctp {
 namespace {
@@ -22,6 +23,35 @@ void add_names(const std::vector<Slot>& slots, std::unordered_set<std::string>& 
 }
 
 }  // namespace
+
+BlockVarUses block_var_uses(const Block& block) {
+  BlockVarUses uses;
+  const OpRegistry& schemas = OpRegistry::global();
+  const auto use = [&](const std::string& name, std::size_t index, bool elements, bool write) {
+    auto [it, first] = uses.by_name.try_emplace(name);
+    VarUses& u = it->second;
+    if (first) {
+      uses.order.push_back(name);
+      u.first = index;
+      u.read_before_written = !write;
+    }
+    u.last = index;
+    if (elements) u.last_element_use = index;
+    if (write && !u.first_write) u.first_write = index;
+  };
+  std::size_t index = 0;
+  for (const Op& op : block.ops()) {
+    const OpDef* schema = schemas.find(op.type);
+    for (const Slot& slot : op.inputs) {
+      const bool shape_only = schema && schema->reads_only_shape_of(slot.name);
+      for (const std::string& name : slot.args) use(name, index, !shape_only, false);
+    }
+    for (const Slot& slot : op.outputs)
+      for (const std::string& name : slot.args) use(name, index, true, true);
+    ++index;
+  }
+  return uses;
+}
 
 std::size_t VarReleasePlan::released_count() const {
   std::size_t n = 0;
@@ -46,32 +76,18 @@ VarReleasePlan plan_var_release(const Program& program, int32_t block_idx,
       add_names(op.outputs, pinned);
     }
 
-  // The last op naming each var, and whether an op read it before any wrote it.
-  std::unordered_map<std::string, std::size_t> last_use;
-  std::vector<std::string> order;  // first-use order, for a stable plan
-  std::unordered_set<std::string> written;
-  std::size_t index = 0;
-  for (const Op& op : block.ops()) {
-    for (const Slot& slot : op.inputs)
-      for (const std::string& name : slot.args) {
-        if (!written.count(name) && !last_use.count(name)) pinned.insert(name);  // read first
-        if (last_use.emplace(name, index).second) order.push_back(name);
-        last_use[name] = index;
-      }
-    for (const Slot& slot : op.outputs)
-      for (const std::string& name : slot.args) {
-        written.insert(name);
-        if (last_use.emplace(name, index).second) order.push_back(name);
-        last_use[name] = index;
-      }
-    ++index;
-  }
-
+  const BlockVarUses uses = block_var_uses(block);
   VarReleasePlan plan;
   plan.after_op.resize(block.op_count());
-  for (const std::string& name : order)
-    if (!pinned.count(name) && !outlives_step(block, name))
-      plan.after_op[last_use.at(name)].push_back(name);
+  plan.elements_after_op.resize(block.op_count());
+  for (const std::string& name : uses.order) {
+    const VarUses& u = uses.by_name.at(name);
+    if (u.read_before_written || pinned.count(name) || outlives_step(block, name)) continue;
+    plan.after_op[u.last].push_back(name);
+    // Written before any read, so it has an element use.
+    if (u.last_element_use && *u.last_element_use < u.last)
+      plan.elements_after_op[*u.last_element_use].push_back(name);
+  }
   return plan;
 }
 

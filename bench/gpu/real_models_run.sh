@@ -12,6 +12,8 @@
 #            (ctp minimize --amp bf16) against PyTorch eager and torch.compile
 #            (autocast bf16)
 #   ampb     the same for BERT-large, 8 x 512 tokens
+#   ampbs    ctp alone on ampb's BERT-large with softmax in BF16 too
+#            (ctp minimize --amp-white-list softmax)
 # WALL=1 adds a 1-step run before each profiled ctp run (wall time per step from the
 # difference); NO_COMPILE=1 leaves out the torch.compile peers of ampr/ampb;
 # KEEP_ALL=1 adds a profiled ctp run with --keep-all-vars to ampr/ampb (every
@@ -109,12 +111,13 @@ if want bertl; then
   measure 240 python3 bench/gpu/torch_grad_check.py --model bert --work $W/gc_bertl --batch 2
 fi
 # A bf16 training step of a model: ctp (--amp bf16, SGD) and its PyTorch peers.
+# AMP_ARGS go to ctp minimize; PEERS=0 leaves out the PyTorch peers.
 #   amp_train NAME BATCH TORCH_MODEL MODEL_ARGS...
 amp_train() {
   local name=$1 batch=$2 torch_model=$3; shift 3
   loss=$($MODELS "$@" -o $W/$name | tee -a "$LOG" | sed -n 's/.*loss \([^ ]*\).*/\1/p')
   $CTP minimize --startup $W/$name/startup.pb --main $W/$name/main.pb --loss "$loss" --amp bf16 \
-    --optimizer sgd --learning-rate 0.0001 -o $W/${name}_amp 2>&1 | tee -a "$LOG"
+    ${AMP_ARGS:-} --optimizer sgd --learning-rate 0.0001 -o $W/${name}_amp 2>&1 | tee -a "$LOG"
   local run="$CTP run --device gpu --startup $W/${name}_amp/startup.pb --main $W/${name}_amp/main.pb --batch $batch"
   local r
   for r in $(seq "${REPEAT:-1}"); do
@@ -122,6 +125,7 @@ amp_train() {
     measure 240 $run --steps 11 --profile
   done
   [ -n "${KEEP_ALL:-}" ] && measure 240 $run --steps 11 --profile --keep-all-vars
+  [ "${PEERS:-1}" = 0 ] && return
   for r in $(seq "${REPEAT:-1}"); do
     measure 150 python3 bench/gpu/torch_step.py --model $torch_model --mode train --precision bf16 --batch $batch ${TORCH_PROFILE:+--profile}
   done
@@ -133,5 +137,8 @@ if want ampr; then
 fi
 if want ampb; then
   amp_train bertl 8 bert bert
+fi
+if want ampbs; then
+  AMP_ARGS="--amp-white-list softmax" PEERS=0 amp_train bertls 8 bert bert
 fi
 echo "done $(date -u +%T)" | tee -a "$LOG"

@@ -4,14 +4,30 @@
 
 namespace ctp {
 
-Tensor& KernelContext::input(std::string_view slot, std::size_t i) {
+Tensor* KernelContext::find_input(std::string_view slot, std::size_t i) {
   const auto& names = input_names(slot);
   if (i >= names.size())
     throw error("input slot '" + std::string(slot) + "' has no argument " +
                 std::to_string(i));
-  Tensor* t = scope_.find(names[i]);
+  return scope_.find(names[i]);
+}
+
+Tensor& KernelContext::input(std::string_view slot, std::size_t i) {
+  if (const OpDef* def = schema(); def && def->reads_only_shape_of(slot))
+    throw error(describe_input(slot, i) + " is shape-only (its schema says the kernels of '" +
+                op().type + "' read only its dtype and shape, and its elements may be " +
+                "released before this op), but the kernel reads its elements");
+  Tensor* t = find_input(slot, i);
   if (!t || !t->initialized())
-    throw error("input " + std::string(slot) + "='" + names[i] +
+    throw error("input " + std::string(slot) + "='" + input_names(slot)[i] +
+                "' is used before it is initialized");
+  return *t;
+}
+
+const Tensor& KernelContext::shape_input(std::string_view slot, std::size_t i) {
+  Tensor* t = find_input(slot, i);
+  if (!t || !t->has_shape())
+    throw error("input " + std::string(slot) + "='" + input_names(slot)[i] +
                 "' is used before it is initialized");
   return *t;
 }

@@ -83,11 +83,19 @@ class KernelContext : public OpContext {
   Scope& scope() { return scope_; }
   RunServices& services() { return services_; }
 
-  // The i-th input tensor (must be initialized) / output tensor (created on demand).
+  // The i-th input tensor, to read its elements (it must have them). An
+  // input the op's schema declares shape-only is an error naming the op and
+  // the slot: its elements may be gone (read it with shape_input).
   Tensor& input(std::string_view slot, std::size_t i = 0);
+  // The i-th input tensor, to read only its dtype and shape: it may have no
+  // elements (released after their last read, executor/var_release.h).
+  const Tensor& shape_input(std::string_view slot, std::size_t i = 0);
+  // The i-th output tensor (created on demand).
   Tensor& output(std::string_view slot, std::size_t i = 0);
 
  private:
+  Tensor* find_input(std::string_view slot, std::size_t i);
+
   Scope& scope_;
   RunServices& services_;
 };

@@ -170,12 +170,32 @@ Tensor Tensor::view(std::shared_ptr<Buffer> buffer, std::size_t bytes_offset,
   return t;
 }
 
+Tensor Tensor::without_elements(DataType dtype, std::vector<int64_t> shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.elements_released_ = true;
+  return t;
+}
+
+void Tensor::release_elements() {
+  if (!has_shape()) return;
+  buffer_.reset();
+  offset_ = 0;
+  elements_released_ = true;
+}
+
 int64_t Tensor::numel() const { return count(shape_); }
 
 Device Tensor::device() const { return buffer_ ? buffer_->device() : Device{}; }
 
 void* Tensor::raw_data() {
-  if (!buffer_) throw Error("tensor is not initialized");
+  if (!buffer_)
+    throw Error(elements_released_ ? "the elements of this " + std::string(to_string(dtype_)) +
+                                         shape_text(shape_) +
+                                         " tensor were released after their last read; only its "
+                                         "dtype and shape remain (for ops that read only those)"
+                                   : std::string("tensor is not initialized"));
   return static_cast<char*>(buffer_->data()) + offset_;
 }
 

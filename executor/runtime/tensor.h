@@ -62,8 +62,19 @@ class Tensor {
   // A view of `bytes_offset` into `buffer`; the buffer must be large enough.
   static Tensor view(std::shared_ptr<Buffer> buffer, std::size_t bytes_offset,
                      DataType dtype, std::vector<int64_t> shape);
+  // A dtype and shape with no elements: what stays of a var whose elements
+  // were released while later ops still read its shape (inputs an op's
+  // schema declares shape-only, executor/var_release.h).
+  static Tensor without_elements(DataType dtype, std::vector<int64_t> shape);
 
+  // Whether it has elements (a buffer).
   bool initialized() const { return buffer_ != nullptr; }
+  // Whether its dtype and shape are known: it has elements, or had them
+  // until release_elements().
+  bool has_shape() const { return buffer_ != nullptr || elements_released_; }
+  // Frees its elements (drops its hold on the buffer) and keeps dtype and
+  // shape; reading its data afterwards is an error saying so.
+  void release_elements();
   DataType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int64_t numel() const;
@@ -94,6 +105,7 @@ class Tensor {
   std::vector<int64_t> shape_;
   std::shared_ptr<Buffer> buffer_;
   std::size_t offset_ = 0;
+  bool elements_released_ = false;  // shape and dtype kept without a buffer
 };
 
 // The DataType that matches a C++ element type.

@@ -40,9 +40,11 @@ void elementwise(KernelContext& ctx) {
 template <Binary kOp>
 void elementwise_grad(KernelContext& ctx) {
   const Tensor& dout = ctx.input("Out@GRAD");
-  // add/sub gradients need only the shapes of X and Y; Paddle still passes both.
-  const Tensor& x = ctx.input("X");
-  const Tensor& y = ctx.input("Y");
+  // add/sub gradients need only the shapes of X and Y, div's only X's (the
+  // schema declares them shape-only); Paddle still passes both.
+  constexpr bool kReadsX = kOp == Binary::Mul, kReadsY = kOp == Binary::Mul || kOp == Binary::Div;
+  const Tensor& x = kReadsX ? ctx.input("X") : ctx.shape_input("X");
+  const Tensor& y = kReadsY ? ctx.input("Y") : ctx.shape_input("Y");
   // div's Y gradient reads Out too (-dOut * Out / Y, as Paddle's).
   const Tensor* out = kOp == Binary::Div ? &ctx.input("Out") : nullptr;
   const BroadcastPlan plan = plan_broadcast(
@@ -52,8 +54,8 @@ void elementwise_grad(KernelContext& ctx) {
   const int64_t out_count = dout.numel();
   dispatch_float(dout.dtype(), ctx, "Out@GRAD", [&]<typename T>() {
     const T* g = dout.data<T>();
-    const T* xp = x.data<T>();
-    const T* yp = y.data<T>();
+    const T* xp = kReadsX ? x.data<T>() : nullptr;
+    const T* yp = kReadsY ? y.data<T>() : nullptr;
     const T* outp = out ? out->data<T>() : nullptr;
     if (ctx.has_output("X@GRAD")) {
       Tensor& dx = ctx.output("X@GRAD");

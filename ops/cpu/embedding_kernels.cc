@@ -34,7 +34,7 @@ void lookup_table_v2(KernelContext& ctx) {
 }
 
 void lookup_table_v2_grad(KernelContext& ctx) {
-  const Tensor& w = ctx.input("W");  // only its shape is read
+  const Tensor& w = ctx.shape_input("W");
   const Tensor ids = ctx.input("Ids");
   const Tensor dout = ctx.input("Out@GRAD");
   const meta::LookupMeta m =

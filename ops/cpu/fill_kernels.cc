@@ -136,7 +136,7 @@ void assign(KernelContext& ctx) { copy_tensor(ctx.input("X"), ctx.output("Out"))
 
 // Zeros of X's shape and dtype (any dtype: every one stores zero as zero bytes).
 void fill_zeros_like(KernelContext& ctx) {
-  const Tensor& x = ctx.input("X");
+  const Tensor& x = ctx.shape_input("X");
   Tensor& out = ctx.output("Out");
   out.resize(x.dtype(), x.shape());
   std::memset(out.raw_data(), 0, out.bytes());

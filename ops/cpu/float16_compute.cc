@@ -35,7 +35,7 @@ std::optional<Found> common_16bit_dtype(KernelContext& ctx,
       continue;
     for (const std::string& name : slot.args) {
       const Tensor* t = ctx.scope().find(name);
-      if (!t || !t->initialized() || !is_floating(t->dtype())) continue;
+      if (!t || !t->has_shape() || !is_floating(t->dtype())) continue;
       Found f{t->dtype(), slot.name + " '" + name + "'"};
       if (!is_16bit(f.dtype)) {
         if (!other) other = f;
@@ -59,10 +59,21 @@ void run_in_float(KernelContext& ctx, const KernelFn& fp32_kernel,
     return;
   }
   Scope wide;
-  for (const Slot& slot : ctx.op().inputs)
-    for (const std::string& name : slot.args)
-      if (const Tensor* t = ctx.scope().find(name); t && t->initialized())
+  const OpDef* schema = ctx.schema();
+  for (const Slot& slot : ctx.op().inputs) {
+    // Inputs read only for their shape get no float copy of their elements
+    // (which may be released already): a float dtype and the shape.
+    const bool shape_only = schema && schema->reads_only_shape_of(slot.name);
+    for (const std::string& name : slot.args) {
+      const Tensor* t = ctx.scope().find(name);
+      if (!t || !t->has_shape()) continue;
+      const DataType dtype = is_16bit(t->dtype()) ? DataType::FP32 : t->dtype();
+      if (shape_only || !t->initialized())
+        wide.var(name) = Tensor::without_elements(dtype, t->shape());
+      else
         wide.var(name) = is_16bit(t->dtype()) ? widen_to_float(*t) : *t;
+    }
+  }
   KernelContext wide_ctx(ctx.op(), ctx.block(), wide, ctx.services(), ctx.op_index());
   fp32_kernel(wide_ctx);
   for (const Slot& slot : ctx.op().outputs)

@@ -25,7 +25,7 @@ void mean(KernelContext& ctx) {
 }
 
 void mean_grad(KernelContext& ctx) {
-  const Tensor& x = ctx.input("X");
+  const Tensor& x = ctx.shape_input("X");
   const Tensor& dout = ctx.input("Out@GRAD");
   meta::mean_grad(ctx, meta_of(dout));
   Tensor& dx = ctx.output("X@GRAD");
@@ -62,7 +62,7 @@ void reduce(KernelContext& ctx) {
 
 template <bool kMean>
 void reduce_grad(KernelContext& ctx) {
-  const Tensor& x = ctx.input("X");
+  const Tensor& x = ctx.shape_input("X");
   const Tensor& dout = ctx.input("Out@GRAD");
   const Reduction r = plan_reduction(kMean ? meta::reduce_mean_grad(ctx, meta_of(x), meta_of(dout))
                                            : meta::reduce_sum_grad(ctx, meta_of(x), meta_of(dout)),

@@ -52,7 +52,9 @@ void reshape2(KernelContext& ctx) {
 }
 
 // shape: Input's dims (INT32).
-void shape(KernelContext& ctx) { copy_tensor(dims_tensor(ctx.input("Input").shape()), ctx.output("Out")); }
+void shape(KernelContext& ctx) {
+  copy_tensor(dims_tensor(ctx.shape_input("Input").shape()), ctx.output("Out"));
+}
 
 void reinterpret_grad(KernelContext& ctx) {
   const Tensor dout = ctx.input("Out@GRAD");
@@ -92,7 +94,7 @@ void slice(KernelContext& ctx) {
 
 // Input@GRAD: zero, with Out@GRAD where the slice came from.
 void slice_grad(KernelContext& ctx) {
-  const Tensor& input = ctx.input("Input");
+  const Tensor& input = ctx.shape_input("Input");
   const Tensor dout = ctx.input("Out@GRAD");
   const meta::SliceMeta m = meta::slice_grad(ctx, meta_of(input), meta_of(dout));
   if (ctx.has_output("Input@GRAD"))

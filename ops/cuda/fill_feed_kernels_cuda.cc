@@ -78,7 +78,7 @@ void fill_constant(KernelContext& ctx) {
 
 // Zeros of X's shape and dtype; X itself is not read (nor moved to the GPU).
 void fill_zeros_like(KernelContext& ctx) {
-  const Tensor& x = ctx.input("X");
+  const Tensor& x = ctx.shape_input("X");
   Tensor& out = device_output(ctx, "Out", 0, x.dtype(), x.shape());
   CTP_CUDA_CHECK(
       cudaMemsetAsync(out.raw_data(), 0, out.bytes(), device_context(ctx).compute_stream()));

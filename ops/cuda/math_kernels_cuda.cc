@@ -62,8 +62,11 @@ void elementwise(KernelContext& ctx) {
 template <Binary kOp>
 void elementwise_grad(KernelContext& ctx) {
   const Tensor dout = device_input(ctx, "Out@GRAD");
-  const Tensor x = device_input(ctx, "X");
-  const Tensor y = device_input(ctx, "Y");
+  // add's and sub's gradients read only the shapes of X and Y (shape-only
+  // in their schemas), mul's both operands.
+  constexpr bool kReadsOperands = kOp == Binary::Mul;
+  const Tensor x = kReadsOperands ? device_input(ctx, "X") : ctx.shape_input("X");
+  const Tensor y = kReadsOperands ? device_input(ctx, "Y") : ctx.shape_input("Y");
   const BroadcastPlan plan =
       plan_broadcast(meta::elementwise_grad(ctx, meta_of(x), meta_of(y), meta_of(dout)));
   const launch::BroadcastIndex index = index_of(ctx, plan);
@@ -79,13 +82,15 @@ void elementwise_grad(KernelContext& ctx) {
     }
     if (ctx.has_output("X@GRAD")) {
       Tensor& dx = device_output(ctx, "X@GRAD", 0, dout.dtype(), x.shape());
-      launch::binary_grad<T>(kOp, false, dout.data<T>(), y.data<T>(), dx.data<T>(), dx.numel(),
+      launch::binary_grad<T>(kOp, false, dout.data<T>(), kReadsOperands ? y.data<T>() : nullptr,
+                             dx.data<T>(), dx.numel(),
                              index, stream_of(ctx),
                              grad_workspace<T>(ctx, kOp, false, dx.numel(), index));
     }
     if (ctx.has_output("Y@GRAD")) {
       Tensor& dy = device_output(ctx, "Y@GRAD", 0, dout.dtype(), y.shape());
-      launch::binary_grad<T>(kOp, true, dout.data<T>(), x.data<T>(), dy.data<T>(), dy.numel(),
+      launch::binary_grad<T>(kOp, true, dout.data<T>(), kReadsOperands ? x.data<T>() : nullptr,
+                             dy.data<T>(), dy.numel(),
                              index, stream_of(ctx),
                              grad_workspace<T>(ctx, kOp, true, dy.numel(), index));
     }
@@ -97,7 +102,7 @@ void elementwise_grad(KernelContext& ctx) {
 // keep the CPU's order.
 void elementwise_div_grad(KernelContext& ctx) {
   const Tensor dout = device_input(ctx, "Out@GRAD");
-  const Tensor x = device_input(ctx, "X");
+  const Tensor& x = ctx.shape_input("X");  // shape-only: dX and dY read no element of X
   const Tensor y = device_input(ctx, "Y");
   const Tensor out = device_input(ctx, "Out");
   const BroadcastPlan plan = plan_broadcast(
@@ -216,7 +221,7 @@ void mean(KernelContext& ctx) {
 }
 
 void mean_grad(KernelContext& ctx) {
-  const Tensor& x = ctx.input("X");  // only its shape is read
+  const Tensor& x = ctx.shape_input("X");
   const Tensor dout = device_input(ctx, "Out@GRAD");
   meta::mean_grad(ctx, meta_of(dout));
   const std::vector<int64_t> shape = x.shape();
@@ -259,7 +264,7 @@ void reduce(KernelContext& ctx) {
 
 template <bool kMean>
 void reduce_grad(KernelContext& ctx) {
-  const Tensor& x = ctx.input("X");  // only its shape is read
+  const Tensor& x = ctx.shape_input("X");
   const Tensor dout = device_input(ctx, "Out@GRAD");
   const std::vector<int64_t> shape = x.shape();
   DeviceReduction r = reduction_of(

@@ -113,7 +113,7 @@ void lookup_table_v2(KernelContext& ctx) {
 }
 
 void lookup_table_v2_grad(KernelContext& ctx) {
-  const Tensor& w = ctx.input("W");  // only its shape is read
+  const Tensor& w = ctx.shape_input("W");
   const Tensor dout = device_input(ctx, "Out@GRAD");
   const meta::LookupMeta m =
       meta::lookup_table_v2_grad(ctx, meta_of(w), meta_of(ctx.input("Ids")), meta_of(dout));

@@ -79,7 +79,7 @@ void reshape2(KernelContext& ctx) {
 
 // shape: Input's dims (INT32), uploaded; Input itself is not read.
 void shape(KernelContext& ctx) {
-  const Tensor dims = dims_tensor(ctx.input("Input").shape());
+  const Tensor dims = dims_tensor(ctx.shape_input("Input").shape());
   Tensor& out = device_output(ctx, "Out", 0, DataType::INT32, dims.shape());
   copy_bytes(dims, out, stream_of(ctx));
 }
@@ -124,7 +124,7 @@ void slice(KernelContext& ctx) {
 }
 
 void slice_grad(KernelContext& ctx) {
-  const Tensor& input = ctx.input("Input");  // only its shape is read
+  const Tensor& input = ctx.shape_input("Input");
   const Tensor dout = device_input(ctx, "Out@GRAD");
   const meta::SliceMeta m = meta::slice_grad(ctx, meta_of(input), meta_of(dout));
   if (ctx.has_output("Input@GRAD"))

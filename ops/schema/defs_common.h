@@ -18,6 +18,12 @@ inline SlotDef one(std::string name) { return {std::move(name), false, false}; }
 inline SlotDef many(std::string name) { return {std::move(name), true, false}; }
 inline SlotDef optional_one(std::string name) { return {std::move(name), false, true}; }
 inline SlotDef optional_many(std::string name) { return {std::move(name), true, true}; }
+// An input slot the op's kernels read only for its dtype and shape:
+// shape_only(one("X")) (SlotDef::shape_only).
+inline SlotDef shape_only(SlotDef slot) {
+  slot.shape_only = true;
+  return slot;
+}
 
 // Attributes: with a default (its type is the default's), or required.
 inline AttrDef attr(std::string name, Attribute default_value,

@@ -129,10 +129,14 @@ std::vector<AttrDef> reduce_attrs() {
 }
 
 // X, Y and Out@GRAD in; X@GRAD and Y@GRAD out, each left out when its
-// forward input needs no gradient.
-OpDef binary_grad_def(const std::string& type, std::vector<AttrDef> attrs) {
+// forward input needs no gradient. X and Y shape-only when the gradient
+// reads only their shapes.
+OpDef binary_grad_def(const std::string& type, std::vector<AttrDef> attrs,
+                      bool reads_only_operand_shapes = false) {
+  SlotDef x = one("X"), y = one("Y");
+  x.shape_only = y.shape_only = reads_only_operand_shapes;
   return {type + "_grad",
-          {one("X"), one("Y"), one("Out@GRAD")},
+          {std::move(x), std::move(y), one("Out@GRAD")},
           {optional_one("X@GRAD"), optional_one("Y@GRAD")},
           std::move(attrs)};
 }
@@ -188,13 +192,18 @@ void add_math_op_defs(OpRegistry& r) {
                 ? grad_op(grad, {"X", "Y", "Out", "Out@GRAD"}, {"X@GRAD", "Y@GRAD"})
                 : binary_grad(grad));
   }
+  // add's and sub's gradients read only the shapes of X and Y (Paddle's
+  // ElementwiseGradNoBufVarsInferer), mul's both operands.
   for (const char* type : {"elementwise_add", "elementwise_sub", "elementwise_mul"})
-    add_def(r, binary_grad_def(type, elementwise_attrs()),
+    add_def(r,
+            binary_grad_def(type, elementwise_attrs(),
+                            std::string_view(type) != "elementwise_mul"),
             infer_binary_grad<meta::elementwise_grad>);
-  // Paddle's div grad maker also passes Out.
+  // Paddle's div grad maker also passes Out: dX = dOut / Y and
+  // dY = -dOut * Out / Y read no element of X.
   add_def(r,
           {"elementwise_div_grad",
-           {one("X"), one("Y"), one("Out"), one("Out@GRAD")},
+           {shape_only(one("X")), one("Y"), one("Out"), one("Out@GRAD")},
            {optional_one("X@GRAD"), optional_one("Y@GRAD")},
            elementwise_attrs()},
           infer_elementwise_div_grad);
@@ -215,7 +224,8 @@ void add_math_op_defs(OpRegistry& r) {
   add_def(r, {"mean", {one("X")}, {one("Out")}, {}},
           [](InferContext& ctx) { ctx.set_output("Out", Shape{}, ctx.input("X").dtype); },
           grad_op("mean_grad", {"X", "Out@GRAD"}, {"X@GRAD"}));
-  add_def(r, {"mean_grad", {one("X"), one("Out@GRAD")}, {optional_one("X@GRAD")}, {}},
+  // mean's and the reductions' gradients read X only for its shape.
+  add_def(r, {"mean_grad", {shape_only(one("X")), one("Out@GRAD")}, {optional_one("X@GRAD")}, {}},
           infer_mean_grad);
   // Paddle's reduce_mean and reduce_sum grad makers pass X (for its shape), not Out.
   add_def(r, {"reduce_mean", {one("X")}, {one("Out")}, reduce_attrs()}, infer_reduce_mean,
@@ -224,13 +234,13 @@ void add_math_op_defs(OpRegistry& r) {
           grad_op("reduce_sum_grad", {"X", "Out@GRAD"}, {"X@GRAD"}));
   add_def(r,
           {"reduce_sum_grad",
-           {one("X"), optional_one("Out"), one("Out@GRAD")},
+           {shape_only(one("X")), optional_one("Out"), one("Out@GRAD")},
            {optional_one("X@GRAD")},
            reduce_attrs()},
           infer_reduce_sum_grad);
   add_def(r,
           {"reduce_mean_grad",
-           {one("X"), optional_one("Out"), one("Out@GRAD")},
+           {shape_only(one("X")), optional_one("Out"), one("Out@GRAD")},
            {optional_one("X@GRAD")},
            reduce_attrs()},
           infer_reduce_mean_grad);

@@ -101,7 +101,7 @@ void add_nlp_op_defs(OpRegistry& r) {
           grad_op("lookup_table_v2_grad", {"W", "Ids", "Out@GRAD"}, {"W@GRAD"}));
   add_def(r,
           {"lookup_table_v2_grad",
-           {one("W"), one("Ids"), one("Out@GRAD")},
+           {shape_only(one("W")), one("Ids"), one("Out@GRAD")},
            {optional_one("W@GRAD")},
            lookup_table_v2_attrs()},
           infer_lookup_table_v2_grad);

@@ -124,7 +124,7 @@ void add_shape_op_defs(OpRegistry& r) {
   add_xshape_pair(r, "flatten_contiguous_range", flatten_attrs(), {},
                   infer_reinterpret<meta::flatten_contiguous_range>, infer_reinterpret_grad);
   // shape: Input's dims as INT32 [rank]; no gradient (Paddle's has none).
-  add_def(r, {"shape", {one("Input")}, {one("Out")}, onednn_attrs({})},
+  add_def(r, {"shape", {shape_only(one("Input"))}, {one("Out")}, onednn_attrs({})},
           [](InferContext& ctx) {
             const TensorMeta in = ctx.input_meta("Input");
             ctx.set_output("Out", {static_cast<int64_t>(in.shape.size())}, DataType::INT32);
@@ -146,7 +146,7 @@ void add_shape_op_defs(OpRegistry& r) {
                    "EndsTensorList"},
                   {"Input@GRAD"}));
   add_def(r,
-          {"slice_grad", slice_tensor_inputs({one("Input"), one("Out@GRAD")}),
+          {"slice_grad", slice_tensor_inputs({shape_only(one("Input")), one("Out@GRAD")}),
            {optional_one("Input@GRAD")}, slice_attrs()},
           infer_slice_grad);
   const std::vector<AttrDef> stack_attrs = {attr("axis", Attribute(int32_t{0})),

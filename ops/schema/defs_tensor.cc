@@ -181,7 +181,7 @@ void add_tensor_op_defs(OpRegistry& r) {
           infer_concat);
   // Zeros of X's shape and dtype: the gradient of a var that does not reach
   // the loss where a grad op reads it (append_backward writes it).
-  add_def(r, {"fill_zeros_like", {one("X")}, {one("Out")}, {}},
+  add_def(r, {"fill_zeros_like", {shape_only(one("X"))}, {one("Out")}, {}},
           [](InferContext& ctx) { ctx.pass_through("X", "Out"); }, GradMaker::none());
   add_def(r,
           {"coalesce_tensor",

@@ -27,11 +27,19 @@ std::string OpContext::describe_input(std::string_view slot, std::size_t i) cons
   return s;
 }
 
+const OpDef* OpContext::schema() const {
+  if (!schema_looked_up_) {
+    schema_looked_up_ = true;
+    schema_ = OpRegistry::global().find(op_.type);
+  }
+  return schema_;
+}
+
 const Attribute* OpContext::find_attr(std::string_view name) const {
   if (const Attribute* a = op_.attr(name)) return a;
   if (!attr_defaults_ && !defaults_looked_up_) {
     defaults_looked_up_ = true;
-    if (const OpDef* def = OpRegistry::global().find(op_.type)) attr_defaults_ = &def->attrs;
+    if (const OpDef* def = schema()) attr_defaults_ = &def->attrs;
   }
   if (attr_defaults_)
     for (const AttrDef& def : *attr_defaults_)

@@ -52,6 +52,9 @@ class OpContext {
   bool has_output(std::string_view slot) const { return !output_names(slot).empty(); }
   // "input X 'x'", for messages.
   std::string describe_input(std::string_view slot, std::size_t i = 0) const;
+  // The op type's schema in OpRegistry::global() (looked up once), null when
+  // it has none.
+  const OpDef* schema() const;
 
   // Attributes: the op's value, else the schema's default (the attributes
   // Paddle puts on any op included), read leniently across the types Paddle
@@ -92,6 +95,8 @@ class OpContext {
   int64_t op_index_;
   mutable const std::vector<AttrDef>* attr_defaults_;
   mutable bool defaults_looked_up_ = false;
+  mutable const OpDef* schema_ = nullptr;
+  mutable bool schema_looked_up_ = false;
 };
 
 }  // namespace ctp

@@ -20,6 +20,12 @@ struct SlotDef {
   std::string name;
   bool duplicable = false;   // takes a list of vars
   bool dispensable = false;  // may be absent or empty
+  // An input the op's kernels read only for its dtype and shape, never its
+  // elements (Paddle's NoNeedBufferVars: elementwise_add_grad's X and Y).
+  // A step may free such a var's elements after their last other read and
+  // keep its shape for this op (executor/var_release.h); the kernels read it
+  // with KernelContext::shape_input, and KernelContext::input refuses it.
+  bool shape_only = false;
 };
 
 struct AttrDef {
@@ -54,6 +60,11 @@ struct OpDef {
   const AttrDef* find_attr(std::string_view name) const;
   const SlotDef* find_input(std::string_view name) const;
   const SlotDef* find_output(std::string_view name) const;
+  // Whether input slot `name` is declared shape_only.
+  bool reads_only_shape_of(std::string_view name) const {
+    const SlotDef* slot = find_input(name);
+    return slot && slot->shape_only;
+  }
 };
 
 class OpRegistry {
