@@ -110,6 +110,9 @@ void Executor::keep_vars(const std::vector<std::string>& names) {
 }
 
 void Executor::release_after(const PlannedStep& step, Scope& scope) {
+  // What the step holds now, before the frees, is what the profile's memory
+  // peak is about.
+  if (services_.profile) services_.profile->memory().after_op(step.first + step.count - 1, scope);
   if (!release_dead_vars_) return;
   for (std::size_t i = step.first; i < step.first + step.count; ++i) {
     for (const std::string& name : release_.elements_after_op[i])
@@ -145,7 +148,11 @@ void Executor::run(Scope& scope) {
   const bool check_schedule =
       !schedule_checked_ && services_.comms && services_.verify_collective_schedule;
   OpProfile* profile = services_.profile;
-  if (profile) profile->begin_step(block_);
+  if (profile) {
+    profile->begin_step(block_);
+    profile->memory().begin_step(block_, services_.device.kind,
+                                 release_dead_vars_ ? &release_ : nullptr);
+  }
   for (const PlannedStep& planned : plan_) {
     if (check_schedule && !schedule_checked_) verify_schedule_before(planned);
     if (planned.batch) {
@@ -163,7 +170,10 @@ void Executor::run(Scope& scope) {
     });
     release_after(planned, scope);
   }
-  if (profile) profile->end_step();
+  if (profile) {
+    profile->end_step();
+    profile->memory().end_step();
+  }
   ++services_.step;
 }
 

@@ -82,7 +82,8 @@ class Executor {
   // Throws when `op` wrote a non-finite value (RunServices::check_finite).
   void check_finite(const Op& op);
   void run_batch(const PlannedStep& step, Scope& scope);
-  // Frees the vars that die after the ops of `step`.
+  // Frees the vars that die after the ops of `step` (telling the profile, if
+  // any, what is held just before).
   void release_after(const PlannedStep& step, Scope& scope);
 
   const Program& program_;

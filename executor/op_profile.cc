@@ -152,6 +152,7 @@ void OpProfile::print(std::ostream& out, std::size_t top) const {
     out << line;
   }
   out << "\n";
+  memory_.print(out);
 }
 
 }  // namespace ctp

@@ -9,6 +9,8 @@
 // The first step is not counted (it allocates buffers and loads cuBLAS's
 // kernels). Profiling on a GPU waits for each step's last event, which
 // costs little where the caller reads a result back every step anyway.
+// Memory (executor/memory_peak.h): the op after which a step's tensors held
+// the most, and what they were.
 #pragma once
 #include <cstdint>
 #include <iosfwd>
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/memory_peak.h"
 #include "executor/runtime/device_backend.h"
 
 namespace ctp {
@@ -53,8 +56,13 @@ class OpProfile {
   int64_t counted_steps() const { return counted_; }
   bool on_gpu() const { return timer_ != nullptr; }
 
+  // Where the step's tensor memory peaks (the executor reports to it too).
+  MemoryPeak& memory() { return memory_; }
+  const MemoryPeak& memory() const { return memory_; }
+
   // A table of the `top` most expensive ops (device time on a GPU, host time
-  // on the CPU), then the totals and the share of every op type.
+  // on the CPU), then the totals and the share of every op type, then where
+  // the memory peaks and the largest tensors held there.
   void print(std::ostream& out, std::size_t top = 15) const;
 
  private:
@@ -65,6 +73,7 @@ class OpProfile {
   std::vector<double> host_total_ms_, device_total_ms_;
   std::vector<std::size_t> batch_of_;  // at a batch's first op: its op count
   double op_start_ms_ = 0;  // of the op running now: the executor runs one at a time
+  MemoryPeak memory_;
 };
 
 }  // namespace ctp
