@@ -1,6 +1,7 @@
 // layer_norm and its gradient on the GPU: one block per row, sums by a
 // block-wide tree (so FP32 results differ from the CPU's sequential sums
 // in the last bits), 16-bit elements computed in float.
+#include "ops/cuda/block_sum.cuh"
 #include "ops/cuda/device_math.cuh"
 #include "ops/cuda/shape_device_kernels.h"
 
@@ -10,24 +11,6 @@ namespace {
 using namespace detail;  // ops/cuda/device_math.cuh
 
 constexpr unsigned kRowThreads = 256;
-
-// The sum of every thread's v over the block (all threads get it).
-template <typename U>
-__device__ U block_sum(U v, U* shared) {
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  if (lane == 0) shared[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < blockDim.x / 32 ? shared[lane] : U(0);
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
-    if (lane == 0) shared[0] = v;
-  }
-  __syncthreads();
-  const U total = shared[0];
-  __syncthreads();
-  return total;
-}
 
 template <typename T, typename U>
 __global__ void layer_norm_kernel(const T* x, const U* scale, const U* bias, T* y, U* mean,

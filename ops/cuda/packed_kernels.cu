@@ -16,27 +16,12 @@
 
 #include "ops/cuda/device_math.cuh"
 #include "ops/cuda/multi_tensor.cuh"
+#include "ops/cuda/pack.cuh"
 
 namespace ctp::cuda::launch {
 namespace {
 
 using namespace detail;  // ops/cuda/device_math.cuh
-
-template <typename T, int N>
-struct alignas(sizeof(T) * N) Pack {
-  T v[N];
-};
-
-// Elements per pack of an op over these element types: 16 bytes of the widest.
-template <typename... T>
-constexpr int pack_size() {
-  return 16 / static_cast<int>(std::max({sizeof(T)...}));
-}
-
-template <int N, typename T>
-__host__ __device__ bool aligned_for_packs(const T* p) {
-  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * N) == 0;
-}
 
 // Element i's result: f(a[i]) (Arity 1) or f(a[i], b[i]) (Arity 2).
 template <int Arity, typename A, typename B, typename F>
