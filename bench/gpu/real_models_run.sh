@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 18 on one GPU, from the source root: build the CUDA backend, then any of
 # (comma-separated WHAT):
-#   tests    ctp_gpu_tests (GPU_TESTS: a gtest filter, default every test)
+#   tests    ctp_gpu_tests (GPU_TESTS: a gtest filter, default every test; built only
+#            when asked for)
 #   fwd      ResNet-50 forward with its loss, FP32, batch 64: ctp (true FP32,
 #            then --conv-tf32) against PyTorch eager (fp32, tf32)
 #   train    ResNet-50 training step (SGD), FP32, batch 64: ctp against PyTorch eager
@@ -43,7 +44,7 @@ B=${BUILD:-build}
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCTP_WITH_GLOO=OFF -DCTP_WITH_CUDA=ON \
   -DCTP_WITH_PYTHON=OFF -DCTP_BUILD_BENCH=OFF -DCMAKE_PREFIX_PATH="$CLI11" \
   -DCMAKE_CXX_FLAGS="-I$CLI11/include" > "$OUT/build.log" 2>&1 &&
-cmake --build "$B" -j16 --target ctp_cli ctp_cuda ctp_sample_models ctp_gpu_tests \
+cmake --build "$B" -j16 --target ctp_cli ctp_cuda ctp_sample_models $(want tests && echo ctp_gpu_tests) \
   >> "$OUT/build.log" 2>&1
 if [ $? -ne 0 ]; then
   echo "BUILD FAILED"; grep -E "error" "$OUT/build.log" | head -40; exit 1

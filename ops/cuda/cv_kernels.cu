@@ -1,10 +1,8 @@
-// pool2d, batch_norm and plane copies on the GPU (ops/cuda/cv_device_kernels.h),
-// with the CPU kernels' window arithmetic and formulas: pool2d sums and
-// gradients add in the CPU's order (so FP32 results agree bit for bit);
-// batch_norm's per-channel sums are split over blocks, then added in block order
-// (16-bit X: elements computed in float, statistics in FP32).
-#include <algorithm>
+// pool2d and plane copies on the GPU (ops/cuda/cv_device_kernels.h), with the
+// CPU kernel's window arithmetic: pool2d sums and gradients add in the CPU's
+// order (so FP32 results agree bit for bit).
 #include <cfloat>
+#include <type_traits>
 
 #include "ops/cuda/cv_device_kernels.h"
 #include "ops/cuda/device_math.cuh"
@@ -171,206 +169,6 @@ __global__ void copy_planes_kernel(const T* src, T* dst, PlaneCopy c) {
   }
 }
 
-// How a channel's [outer, inner] elements are split over blocks: `splits`
-// blocks per channel, block s taking planes [s * outer / splits, ...). Enough
-// blocks to fill the GPU when channels are few, none with under 8K elements.
-int64_t splits_of(const BatchNormGeometry& g) {
-  const int64_t by_size = g.outer * g.inner / 8192;
-  const int64_t by_grid = 2048 / (g.channels > 0 ? g.channels : 1);
-  return std::max<int64_t>(1, std::min({by_size, by_grid, g.outer}));
-}
-
-// The block's sum of v (every thread's share), returned to every thread.
-template <typename A>
-__device__ A block_sum(A v) {
-  __shared__ A partial[kThreads];
-  partial[threadIdx.x] = v;
-  __syncthreads();
-  for (unsigned half = kThreads / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) partial[threadIdx.x] = add_rn(partial[threadIdx.x], partial[threadIdx.x + half]);
-    __syncthreads();
-  }
-  const A total = partial[0];
-  __syncthreads();
-  return total;
-}
-
-// Block (c, s) of grid [channels * splits]: its planes of channel c.
-struct ChannelPart {
-  int64_t c, first_plane, end_plane;
-};
-__device__ inline ChannelPart channel_part(const BatchNormGeometry& g, int64_t splits) {
-  const int64_t c = blockIdx.x / splits, s = blockIdx.x % splits;
-  return {c, s * g.outer / splits, (s + 1) * g.outer / splits};
-}
-
-// Calls visit(at) for each element of the block's part, spread over its
-// threads: plane by plane when planes are as wide as the block (consecutive
-// threads read consecutive elements), else over the part's flat range.
-template <typename Visit>
-__device__ inline void for_each_in_part(const BatchNormGeometry& g, const ChannelPart& p,
-                                        Visit&& visit) {
-  if (g.inner >= blockDim.x) {
-    for (int64_t o = p.first_plane; o < p.end_plane; ++o) {
-      const int64_t base = (o * g.channels + p.c) * g.inner;
-      for (int64_t j = threadIdx.x; j < g.inner; j += blockDim.x) visit(base + j);
-    }
-    return;
-  }
-  const int64_t end = p.end_plane * g.inner;
-  for (int64_t i = p.first_plane * g.inner + threadIdx.x; i < end; i += blockDim.x) {
-    const int64_t o = i / g.inner;
-    visit((o * g.channels + p.c) * g.inner + (i - o * g.inner));
-  }
-}
-
-// Partial sums of x (pass 0) or of (x - mean)^2 (pass 1) per block.
-template <typename T, typename U>
-__global__ void batch_norm_sum_kernel(const T* x, const U* mean, U* partials, int64_t splits,
-                                      BatchNormGeometry g) {
-  const ChannelPart p = channel_part(g, splits);
-  const U m = mean ? mean[p.c] : U(0);
-  U sum = 0;
-  if (mean) {
-    for_each_in_part(g, p, [&](int64_t at) {
-      const U d = U(widen(x[at])) - m;
-      sum = add_rn(sum, mul_rn(d, d));
-    });
-  } else {
-    for_each_in_part(g, p, [&](int64_t at) { sum = add_rn(sum, U(widen(x[at]))); });
-  }
-  sum = block_sum(sum);
-  if (threadIdx.x == 0) partials[blockIdx.x] = sum;
-}
-
-// The channel's total of its blocks' partial sums, in block order.
-template <typename T>
-__device__ T channel_total(const T* partials, int64_t c, int64_t splits) {
-  T total = 0;
-  for (int64_t s = 0; s < splits; ++s) total = add_rn(total, partials[c * splits + s]);
-  return total;
-}
-
-template <typename T>
-__global__ void batch_norm_mean_kernel(const T* partials, T* saved_mean, int64_t splits,
-                                       BatchNormGeometry g) {
-  const int64_t c = first_index();
-  if (c >= g.channels) return;
-  saved_mean[c] = channel_total(partials, c, splits) / static_cast<T>(g.outer * g.inner);
-}
-
-// Per channel: the variance (batch or running), the running statistics and
-// 1 / std. With batch statistics, saved_mean holds the batch mean already.
-template <typename T>
-__global__ void batch_norm_stats_kernel(const T* partials, const T* running_mean,
-                                        const T* running_var, T* mean_out, T* var_out,
-                                        T* saved_mean, T* saved_inv_std, int64_t splits,
-                                        BatchNormGeometry g) {
-  const int64_t c = first_index();
-  if (c >= g.channels) return;
-  T mean = running_mean[c], var = running_var[c];
-  const T momentum = static_cast<T>(g.momentum);
-  if (g.batch_stats) {
-    mean = saved_mean[c];
-    var = channel_total(partials, c, splits) / static_cast<T>(g.outer * g.inner);
-    mean_out[c] = add_rn(mul_rn(running_mean[c], momentum), mul_rn(mean, T(1) - momentum));
-    var_out[c] = add_rn(mul_rn(running_var[c], momentum), mul_rn(var, T(1) - momentum));
-  } else {
-    mean_out[c] = mean;
-    var_out[c] = var;
-  }
-  saved_mean[c] = mean;
-  saved_inv_std[c] = T(1) / sqrt(var + static_cast<T>(g.epsilon));
-}
-
-// The channel of flat element `at`: 32-bit arithmetic where the tensor allows
-// (a 64-bit division costs several times a 32-bit one).
-template <typename I>
-__device__ inline I channel_of(I at, const BatchNormGeometry& g) {
-  return at / static_cast<I>(g.inner) % static_cast<I>(g.channels);
-}
-
-template <typename T, typename U, typename I>
-__global__ void batch_norm_apply_kernel(const T* x, const U* scale, const U* bias, const U* mean,
-                                        const U* inv_std, T* y, BatchNormGeometry g) {
-  const I n = static_cast<I>(g.outer * g.channels * g.inner);
-  for (I at = static_cast<I>(first_index()); at < n; at += static_cast<I>(grid_stride())) {
-    const I c = channel_of(at, g);
-    y[at] = narrow<T>(
-        add_rn(mul_rn(mul_rn(U(widen(x[at])) - mean[c], inv_std[c]), scale[c]), bias[c]));
-  }
-}
-
-// Partial sums per block: sum(dY) to partials[0 ..), sum(dY * x_hat) to
-// partials[blocks ..).
-template <typename T, typename U>
-__global__ void batch_norm_grad_sum_kernel(const T* x, const U* mean, const U* spread,
-                                           const T* dy, U* partials, int64_t splits,
-                                           BatchNormGeometry g) {
-  const ChannelPart p = channel_part(g, splits);
-  const U m = mean[p.c];
-  const U inv_std =
-      g.batch_stats ? spread[p.c] : U(1) / sqrt(spread[p.c] + static_cast<U>(g.epsilon));
-  U sum_dy = 0, sum_dy_xhat = 0;
-  for_each_in_part(g, p, [&](int64_t at) {
-    const U d = U(widen(dy[at]));
-    sum_dy = add_rn(sum_dy, d);
-    sum_dy_xhat = add_rn(sum_dy_xhat, mul_rn(mul_rn(d, U(widen(x[at])) - m), inv_std));
-  });
-  sum_dy = block_sum(sum_dy);
-  sum_dy_xhat = block_sum(sum_dy_xhat);
-  if (threadIdx.x == 0) {
-    partials[blockIdx.x] = sum_dy;
-    partials[gridDim.x + blockIdx.x] = sum_dy_xhat;
-  }
-}
-
-template <typename T>
-__global__ void batch_norm_grad_total_kernel(const T* partials, T* dscale, T* dbias,
-                                             int64_t splits, BatchNormGeometry g) {
-  const int64_t c = first_index();
-  if (c >= g.channels) return;
-  dbias[c] = channel_total(partials, c, splits);
-  dscale[c] = channel_total(partials + g.channels * splits, c, splits);
-}
-
-template <typename T, typename U, typename I>
-__global__ void batch_norm_grad_x_kernel(const T* x, const U* scale, const U* mean,
-                                         const U* spread, const T* dy, const U* dscale,
-                                         const U* dbias, T* dx, BatchNormGeometry g) {
-  const I n = static_cast<I>(g.outer * g.channels * g.inner);
-  const U count = static_cast<U>(g.outer * g.inner);
-  for (I at = static_cast<I>(first_index()); at < n; at += static_cast<I>(grid_stride())) {
-    const I c = channel_of(at, g);
-    const U inv_std =
-        g.batch_stats ? spread[c] : U(1) / sqrt(spread[c] + static_cast<U>(g.epsilon));
-    const U k = mul_rn(scale[c], inv_std);
-    const U d = U(widen(dy[at]));
-    if (!g.batch_stats) {
-      dx[at] = narrow<T>(mul_rn(k, d));
-      continue;
-    }
-    const U x_hat = mul_rn(U(widen(x[at])) - mean[c], inv_std);
-    dx[at] = narrow<T>(mul_rn(k, d - dbias[c] / count - mul_rn(x_hat, dscale[c]) / count));
-  }
-}
-
-__global__ void batch_norm_running_kernel(const float* saved_mean, const float* saved_inv_std,
-                                          const float* running_mean, const float* running_var,
-                                          float* mean_out, float* var_out, BatchNormGeometry g) {
-  const int64_t c = first_index();
-  if (c >= g.channels) return;
-  const float momentum = static_cast<float>(g.momentum);
-  const float inv_std = saved_inv_std[c];
-  const float var = 1.0f / (inv_std * inv_std) - static_cast<float>(g.epsilon);
-  mean_out[c] = add_rn(mul_rn(running_mean[c], momentum), mul_rn(saved_mean[c], 1.0f - momentum));
-  var_out[c] = add_rn(mul_rn(running_var[c], momentum), mul_rn(var, 1.0f - momentum));
-}
-
-bool fits_32_bits(const BatchNormGeometry& g) {
-  return g.outer * g.channels * g.inner < (int64_t{1} << 31);
-}
-
 }  // namespace
 
 template <typename T>
@@ -402,83 +200,14 @@ void copy_planes(const T* src, T* dst, const PlaneCopy& c, Stream s) {
   if (n > 0) copy_planes_kernel<T><<<grid_for(n), kThreads, 0, s>>>(src, dst, c);
 }
 
-int64_t batch_norm_partials(const BatchNormGeometry& g) {
-  return 2 * g.channels * splits_of(g);
-}
-
-template <typename T, typename U>
-void batch_norm(const T* x, const U* scale, const U* bias, const U* running_mean,
-                const U* running_var, T* y, U* mean_out, U* var_out, U* saved_mean,
-                U* saved_inv_std, U* partials, const BatchNormGeometry& g, Stream s) {
-  if (g.channels <= 0) return;
-  const int64_t splits = splits_of(g);
-  const auto blocks = static_cast<unsigned>(g.channels * splits);
-  if (g.batch_stats) {
-    batch_norm_sum_kernel<T, U><<<blocks, kThreads, 0, s>>>(x, nullptr, partials, splits, g);
-    batch_norm_mean_kernel<U><<<grid_for(g.channels), kThreads, 0, s>>>(partials, saved_mean,
-                                                                        splits, g);
-    batch_norm_sum_kernel<T, U><<<blocks, kThreads, 0, s>>>(x, saved_mean, partials, splits, g);
-  }
-  batch_norm_stats_kernel<U><<<grid_for(g.channels), kThreads, 0, s>>>(
-      partials, running_mean, running_var, mean_out, var_out, saved_mean, saved_inv_std, splits,
-      g);
-  const int64_t n = g.outer * g.channels * g.inner;
-  if (n <= 0) return;
-  if (fits_32_bits(g))
-    batch_norm_apply_kernel<T, U, uint32_t><<<grid_for(n), kThreads, 0, s>>>(
-        x, scale, bias, saved_mean, saved_inv_std, y, g);
-  else
-    batch_norm_apply_kernel<T, U, int64_t><<<grid_for(n), kThreads, 0, s>>>(
-        x, scale, bias, saved_mean, saved_inv_std, y, g);
-}
-
-template <typename T, typename U>
-void batch_norm_grad(const T* x, const U* scale, const U* mean, const U* spread, const T* dy,
-                     T* dx, U* dscale, U* dbias, U* partials, const BatchNormGeometry& g,
-                     Stream s) {
-  if (g.channels <= 0) return;
-  const int64_t splits = splits_of(g);
-  batch_norm_grad_sum_kernel<T, U><<<static_cast<unsigned>(g.channels * splits), kThreads, 0, s>>>(
-      x, mean, spread, dy, partials, splits, g);
-  batch_norm_grad_total_kernel<U><<<grid_for(g.channels), kThreads, 0, s>>>(partials, dscale,
-                                                                            dbias, splits, g);
-  const int64_t n = g.outer * g.channels * g.inner;
-  if (!dx || n <= 0) return;
-  if (fits_32_bits(g))
-    batch_norm_grad_x_kernel<T, U, uint32_t><<<grid_for(n), kThreads, 0, s>>>(
-        x, scale, mean, spread, dy, dscale, dbias, dx, g);
-  else
-    batch_norm_grad_x_kernel<T, U, int64_t><<<grid_for(n), kThreads, 0, s>>>(
-        x, scale, mean, spread, dy, dscale, dbias, dx, g);
-}
-
-void batch_norm_running_stats(const float* saved_mean, const float* saved_inv_std,
-                              const float* running_mean, const float* running_var,
-                              float* mean_out, float* var_out, const BatchNormGeometry& g,
-                              Stream s) {
-  if (g.channels <= 0) return;
-  batch_norm_running_kernel<<<grid_for(g.channels), kThreads, 0, s>>>(
-      saved_mean, saved_inv_std, running_mean, running_var, mean_out, var_out, g);
-}
-
 #define CTP_INSTANTIATE_POOL(T)                                                         \
   template void pool2d<T>(const T*, T*, const PoolGeometry&, Stream);                  \
   template void pool2d_grad<T>(const T*, const T*, const T*, T*, const PoolGeometry&, \
                                Stream);                                                \
   template void copy_planes<T>(const T*, T*, const PlaneCopy&, Stream);
-#define CTP_INSTANTIATE_BATCH_NORM(T, U)                                                      \
-  template void batch_norm<T, U>(const T*, const U*, const U*, const U*, const U*, T*, U*, U*, \
-                                 U*, U*, U*, const BatchNormGeometry&, Stream);                \
-  template void batch_norm_grad<T, U>(const T*, const U*, const U*, const U*, const T*, T*,    \
-                                      U*, U*, U*, const BatchNormGeometry&, Stream);
-
 CTP_INSTANTIATE_POOL(float)
 CTP_INSTANTIATE_POOL(double)
 CTP_INSTANTIATE_POOL(Half)
 CTP_INSTANTIATE_POOL(BFloat16)
-CTP_INSTANTIATE_BATCH_NORM(float, float)
-CTP_INSTANTIATE_BATCH_NORM(double, double)
-CTP_INSTANTIATE_BATCH_NORM(Half, float)
-CTP_INSTANTIATE_BATCH_NORM(BFloat16, float)
 
 }  // namespace ctp::cuda::launch

@@ -1,10 +1,10 @@
-// The CUDA kernels of conv2d, depthwise_conv2d (cuDNN), pool2d and batch_norm
-// (own kernels) and their grads against the CPU kernels (kernels_vs_cpu_util.h).
+// The CUDA kernels of conv2d, depthwise_conv2d (cuDNN) and pool2d (own
+// kernels) and their grads against the CPU kernels (kernels_vs_cpu_util.h;
+// batch_norm's: batch_norm_vs_cpu_test.cc).
 // Tolerances, |gpu - cpu| <= atol + rtol * |cpu|: cuDNN convolutions sum in
 // their own order, FP32 rtol 1e-4 (atol 1e-5), FP16/BF16 rtol 2e-2 (atol 1e-2,
 // one or two 16-bit ulps); pool2d adds in the CPU's order, FP32 rtol 1e-6
-// (atol 1e-7), 16-bit rtol 1e-2 (atol 1e-3); batch_norm's per-channel sums are
-// tree reductions, FP32 rtol 1e-4 (atol 1e-5).
+// (atol 1e-7), 16-bit rtol 1e-2 (atol 1e-3).
 #include <gtest/gtest.h>
 
 #include "program_ir/builder.h"
@@ -185,55 +185,6 @@ TEST(GpuCvKernels, Pool2dAndGradEveryWindowKind) {
                    {"g", random_half(half, c.out, 113)}},
                   {"y", "dx"}, 1e-2, 1e-3);
   }
-}
-
-TEST(GpuCvKernels, BatchNormTrainingAndTestAndGrads) {
-  CTP_REQUIRE_GPUS(1);
-  // The large shapes split each channel's sums over several blocks (planes
-  // as wide as the block in NCHW, single elements in NHWC).
-  const std::vector<std::pair<const char*, Shape>> cases = {
-      {"NCHW", {4, 3, 5, 6}}, {"NHWC", {4, 5, 6, 3}},
-      {"NCHW", {8, 3, 64, 64}}, {"NHWC", {8, 64, 64, 3}}};
-  for (const auto& [layout, x_shape] : cases)
-    for (bool is_test : {false, true}) {
-      SCOPED_TRACE(std::string(layout) + (is_test ? " is_test" : " training") + " " +
-                   std::to_string(x_shape[0]));
-      const int64_t channels = 3;
-      ProgramBuilder pb;
-      OpBuilder fwd = pb.op("batch_norm").in("X", "x").in("Scale", "scale").in("Bias", "bias")
-                      .in("Mean", "mean").in("Variance", "var").out("Y", "y")
-                      .out("MeanOut", "mean").out("VarianceOut", "var")
-                      .out("SavedMean", "saved_mean").out("SavedVariance", "saved_var");
-      OpBuilder grad = pb.op("batch_norm_grad").in("X", "x").in("Scale", "scale")
-                       .in("Bias", "bias").in("Mean", "mean").in("Variance", "var")
-                       .in("SavedMean", "saved_mean").in("SavedVariance", "saved_var")
-                       .in("Y@GRAD", "g").out("X@GRAD", "dx").out("Scale@GRAD", "dscale")
-                       .out("Bias@GRAD", "dbias");
-      for (auto* op : {&fwd, &grad}) {
-        op->attr("data_layout", Attribute(layout));
-        op->attr("is_test", Attribute(is_test));
-      }
-      Tensor var = random_fp32({channels}, 123);
-      for (int64_t i = 0; i < channels; ++i) var.data<float>()[i] += 1.5f;
-      const Program program = pb.build();  // build() moves the program out: once
-      expect_same(program,
-                  {{"x", random_fp32(x_shape, 120)}, {"scale", random_fp32({channels}, 121)},
-                   {"bias", random_fp32({channels}, 122)}, {"mean", random_fp32({channels}, 124)},
-                   {"var", var}, {"g", random_fp32(x_shape, 125)}},
-                  {"y", "mean", "var", "saved_mean", "saved_var", "dx", "dscale", "dbias"}, 1e-4,
-                  1e-5);
-      // 16-bit X and Y@GRAD beside FP32 statistics, scale and bias (mixed
-      // precision's batch_norm): computed in float on both devices.
-      for (DataType half : {DataType::FP16, DataType::BF16}) {
-        SCOPED_TRACE(std::string(to_string(half)));
-        expect_same(program,
-                    {{"x", random_half(half, x_shape, 126)}, {"scale", random_fp32({channels}, 121)},
-                     {"bias", random_fp32({channels}, 122)}, {"mean", random_fp32({channels}, 124)},
-                     {"var", var}, {"g", random_half(half, x_shape, 127)}},
-                    {"y", "mean", "var", "saved_mean", "saved_var", "dx", "dscale", "dbias"}, 1e-2,
-                    1e-2);
-      }
-    }
 }
 
 }  // namespace
