@@ -60,7 +60,7 @@ class ProgramSax {
         top.key = std::move(name);
         return true;
       case Role::Attrs:
-        check_unique(top, name, op_.attrs,
+        check_unique(top, name, op_.attrs(),
                      [](const NamedAttribute& a) -> const std::string& { return a.name; });
         top.key = std::move(name);
         return true;
@@ -395,7 +395,7 @@ class ProgramSax {
     JPath op_attrs = op.member("attrs");
     JPath at = op_attrs.member(attrs.key);
     Attribute value = convert_.attribute(attr_type_, at.member("type"), attr_value_, at);
-    op_.attrs.push_back(NamedAttribute{std::move(attrs.key), std::move(value)});
+    op_.mutable_attrs().push_back(NamedAttribute{std::move(attrs.key), std::move(value)});
   }
 
   void finish_op_unknown_fields() {

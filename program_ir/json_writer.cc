@@ -215,13 +215,14 @@ class JsonWriter {
     string(o.type, where);
     slots("input", "inputs", o.inputs, where);
     slots("output", "outputs", o.outputs, where);
+    const std::vector<NamedAttribute>& attrs = o.attrs();
     std::size_t repeat =
-        first_repeat(o.attrs, [](const NamedAttribute& a) -> std::string_view { return a.name; });
+        first_repeat(attrs, [](const NamedAttribute& a) -> std::string_view { return a.name; });
     if (repeat != std::string::npos)
-      duplicate(with_attr(where(), o.attrs[repeat].name), "attribute");
+      duplicate(with_attr(where(), attrs[repeat].name), "attribute");
     out_.append(", \"attrs\": {");
-    for (std::size_t i = 0; i < o.attrs.size(); ++i) {
-      const NamedAttribute& a = o.attrs[i];
+    for (std::size_t i = 0; i < attrs.size(); ++i) {
+      const NamedAttribute& a = attrs[i];
       auto attr_where = [&] { return with_attr(where(), a.name); };
       if (i) out_.append(", ");
       string(a.name, attr_where);

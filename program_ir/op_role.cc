@@ -1,11 +1,24 @@
 #include "program_ir/op_role.h"
 
 namespace ctp {
+namespace {
+
+// Calls use(the attribute or nullptr). A transpile asks this of every op:
+// an op that keeps its attributes as wire bytes decodes only this one.
+template <typename Use>
+auto with_attr(const Op& op, std::string_view name, Use&& use) {
+  if (op.wire_attrs().empty()) return use(op.attr(name));
+  const std::optional<Attribute> value = op.attr_value(name);
+  return use(value ? &*value : nullptr);
+}
+
+}  // namespace
 
 std::optional<int64_t> get_op_role(const Op& op) {
-  const Attribute* a = op.attr(kOpRoleAttr);
-  if (!a) return std::nullopt;
-  return a->as_int64();
+  return with_attr(op, kOpRoleAttr, [](const Attribute* a) -> std::optional<int64_t> {
+    if (!a) return std::nullopt;
+    return a->as_int64();
+  });
 }
 
 bool is_backward_op(const Op& op) {
@@ -27,8 +40,9 @@ bool is_update_op(const Op& op) {
   return op.has_input("Param") && op.has_input("Grad") && op.has_input("LearningRate");
 }
 
-std::vector<ParamGrad> param_grad_pairs(const Op& op) {
-  const Attribute* a = op.attr(kOpRoleVarAttr);
+namespace {
+
+std::vector<ParamGrad> pairs_of(const Op& op, const Attribute* a) {
   if (!a) return {};
   // The op is named by its type; code that knows its block and position
   // adds them (Error::locate). Built only for an error: a transpile asks
@@ -46,6 +60,12 @@ std::vector<ParamGrad> param_grad_pairs(const Op& op) {
   pairs.reserve(names.size() / 2);
   for (std::size_t i = 0; i < names.size(); i += 2) pairs.push_back({names[i], names[i + 1]});
   return pairs;
+}
+
+}  // namespace
+
+std::vector<ParamGrad> param_grad_pairs(const Op& op) {
+  return with_attr(op, kOpRoleVarAttr, [&op](const Attribute* a) { return pairs_of(op, a); });
 }
 
 }  // namespace ctp

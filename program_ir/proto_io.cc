@@ -7,7 +7,7 @@
 
 #include "program_ir/framework_fields.h"
 #include "program_ir/op_compatible_map.h"
-#include "program_ir/scalar.h"
+#include "program_ir/wire_attrs.h"
 #include "program_ir/wire_read.h"
 
 namespace ctp {
@@ -286,130 +286,37 @@ Slot parse_slot(Reader r, const SourceLocation& place) {
   return slot;
 }
 
-AttrValue empty_value(AttrType type) {
-  switch (variant_index_for(type)) {
-    case 0: return int32_t{0};
-    case 1: return 0.0f;
-    case 2: return std::string();
-    case 3: return std::vector<int32_t>();
-    case 4: return std::vector<float>();
-    case 5: return std::vector<std::string>();
-    case 6: return false;
-    case 7: return std::vector<bool>();
-    case 8: return int64_t{0};
-    case 9: return std::vector<int64_t>();
-    case 10: return std::vector<double>();
-    default: return 0.0;
+// Where an op's attributes lie in its OpDesc: one run of fields with nothing
+// between them (as every protobuf library writes them) stays as wire bytes.
+struct AttrFields {
+  std::size_t from = 0, to = 0;
+  uint32_t count = 0;
+  bool one_run = true;
+  void add(std::size_t start, std::size_t end) {
+    if (count == 0) from = start;
+    else if (start != to) one_run = false;
+    to = end;
+    ++count;
   }
-}
+};
 
-// Reads one occurrence of the attr's value field into `value`.
-void read_attr_value(Reader& r, const Tag& tag, std::size_t start, AttrType type,
-                     const fl::AttrValueField& vf, AttrValue& value) {
-  using K = fl::ValueKind;
-  if (!vf.repeated) {
-    switch (vf.kind) {
-      case K::Int32: value = wire::as_int32(read_varint_field(r, tag, start, vf.name)); return;
-      case K::Int64: value = wire::as_int64(read_varint_field(r, tag, start, vf.name)); return;
-      case K::Bool: value = read_varint_field(r, tag, start, vf.name) != 0; return;
-      case K::Float:
-        expect_wire(r, tag, WireType::Fixed32, start, vf.name);
-        value = read_float(r);
-        return;
-      case K::Double:
-        expect_wire(r, tag, WireType::Fixed64, start, vf.name);
-        value = read_double(r);
-        return;
-      case K::Bytes: {
-        std::string_view bytes = read_bytes_field(r, tag, start, vf.name);
-        // A repeated message field merges, which for raw bytes is appending.
-        if (type == AttrType::SCALAR)
-          std::get<std::string>(value).append(bytes);
-        else
-          value = std::string(bytes);
-        return;
-      }
+// The op's attributes, checked already: kept as their bytes when they are
+// one run, else decoded (`r` reads the whole OpDesc again).
+void keep_attrs(Op& op, Reader r, const AttrFields& fields) {
+  if (fields.count == 0) return;
+  if (fields.one_run) {
+    op.set_wire_attrs(WireAttrs{std::string(r.span(fields.from, fields.to)), fields.count});
+    return;
+  }
+  std::vector<NamedAttribute>& attrs = op.mutable_attrs();
+  attrs.reserve(fields.count);
+  SourceLocation place;
+  for_each_field(r, [&](const Tag& tag, std::size_t start) {
+    if (tag.field != fl::op::kAttrs) {
+      r.skip_field(tag, start);
+      return;
     }
-  }
-  switch (vf.kind) {
-    case K::Int32:
-      read_repeated(r, tag, start, vf.name, WireType::Varint, 0,
-                    std::get<std::vector<int32_t>>(value), read_int32);
-      return;
-    case K::Int64:
-      read_repeated(r, tag, start, vf.name, WireType::Varint, 0,
-                    std::get<std::vector<int64_t>>(value), read_int64);
-      return;
-    case K::Bool:
-      read_repeated(r, tag, start, vf.name, WireType::Varint, 0,
-                    std::get<std::vector<bool>>(value), read_bool);
-      return;
-    case K::Float:
-      read_repeated(r, tag, start, vf.name, WireType::Fixed32, 4,
-                    std::get<std::vector<float>>(value), read_float);
-      return;
-    case K::Double:
-      read_repeated(r, tag, start, vf.name, WireType::Fixed64, 8,
-                    std::get<std::vector<double>>(value), read_double);
-      return;
-    case K::Bytes:
-      std::get<std::vector<std::string>>(value).emplace_back(
-          read_bytes_field(r, tag, start, vf.name));
-      return;
-  }
-}
-
-// SCALAR and SCALARS values stay wire bytes (scalar.h); they must be Scalar
-// messages. `at` is where the attr starts, for messages.
-void check_scalars(AttrType type, const AttrValue& value, std::size_t at) {
-  if (type == AttrType::SCALAR) decode_scalar(std::get<std::string>(value), at);
-  if (type == AttrType::SCALARS)
-    for (const std::string& scalar : std::get<std::vector<std::string>>(value))
-      decode_scalar(scalar, at);
-}
-
-NamedAttribute parse_op_attr(Reader r, SourceLocation& place) {
-  std::string_view name;
-  bool has_name = false;
-  std::optional<uint64_t> raw_type;
-  return guarded(place, [&] {
-    Reader scan = r;
-    for_each_field(scan, [&](const Tag& tag, std::size_t start) {
-      if (tag.field == fl::op_attr::kName) {
-        name = read_bytes_field(scan, tag, start, "name");
-        place.attr_name = name;
-        has_name = true;
-      } else if (tag.field == fl::op_attr::kType) {
-        raw_type = read_varint_field(scan, tag, start, "type");
-      } else {
-        scan.skip_field(tag, start);
-      }
-    });
-    if (!has_name) fail(place, "OpDesc.Attr has no name (field 1)");
-    if (!raw_type) fail(place, "OpDesc.Attr has no type (field 2)");
-    const AttrType type = read_attr_type(*raw_type, place);
-    const fl::AttrValueField vf = fl::attr_value_field(type);
-    AttrValue value = empty_value(type);
-    bool has_value = false;
-    for_each_field(r, [&](const Tag& tag, std::size_t start) {
-      if (tag.field == fl::op_attr::kName || tag.field == fl::op_attr::kType) {
-        r.skip_field(tag, start);
-      } else if (tag.field == vf.field) {
-        read_attr_value(r, tag, start, type, vf, value);
-        has_value = true;
-      } else if (fl::is_attr_value_field(tag.field)) {
-        throw WireFault(r.offset_at(start),
-                        "attr of type " + std::string(to_string(type)) + " also sets field " +
-                            std::to_string(tag.field) + " (a value of another type)");
-      } else {
-        unknown_in(r, tag, start, "OpDesc.Attr");
-      }
-    });
-    if (!has_value && !vf.repeated)
-      fail(place, "attr of type " + std::string(to_string(type)) + " has no value (field " +
-                      vf.name + " = " + std::to_string(vf.field) + ")");
-    check_scalars(type, value, r.offset_at(0));
-    return NamedAttribute{std::string(name), Attribute(type, std::move(value))};
+    attrs.push_back(parse_op_attr(nested(r, tag, start, "attrs"), place));
   });
 }
 
@@ -417,8 +324,9 @@ Op parse_op(Reader r, SourceLocation& place) {
   Op op;
   bool has_type = false;
   guarded(place, [&] {
+    const Reader whole = r;
     Reader scan = r;
-    std::size_t input_count = 0, output_count = 0, attr_count = 0;
+    std::size_t input_count = 0, output_count = 0;
     for_each_field(scan, [&](const Tag& tag, std::size_t start) {
       if (tag.field == fl::op::kType) {
         op.type = read_bytes_field(scan, tag, start, "type");
@@ -428,13 +336,12 @@ Op parse_op(Reader r, SourceLocation& place) {
       }
       input_count += tag.field == fl::op::kInputs;
       output_count += tag.field == fl::op::kOutputs;
-      attr_count += tag.field == fl::op::kAttrs;
       scan.skip_field(tag, start);
     });
     op.inputs.reserve(input_count);
     op.outputs.reserve(output_count);
-    op.attrs.reserve(attr_count);
-    long inputs = 0, outputs = 0, attrs = 0;
+    long inputs = 0, outputs = 0;
+    AttrFields attr_fields;
     std::size_t known = 0;
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
@@ -452,8 +359,10 @@ Op parse_op(Reader r, SourceLocation& place) {
         }
         case fl::op::kType: r.read_bytes(); break;
         case fl::op::kAttrs: {
-          place.attr = attrs++;
-          op.attrs.push_back(parse_op_attr(nested_at(r, tag, start, "attrs", place), place));
+          // Checked here, so that an error names its place; kept below.
+          place.attr = attr_fields.count;
+          check_op_attr(nested_at(r, tag, start, "attrs", place), place);
+          attr_fields.add(start, r.position());
           leave_attr(place);
           break;
         }
@@ -466,6 +375,7 @@ Op parse_op(Reader r, SourceLocation& place) {
       ++known;
     });
     op.unknown_fields.close(known);
+    keep_attrs(op, whole, attr_fields);
   });
   if (!has_type) fail(place, "OpDesc has no type (field 3)");
   return op;

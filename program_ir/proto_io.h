@@ -23,6 +23,11 @@
 //    Var::attrs unless it has the form ctp writes (var.h).
 //  - SCALAR and SCALARS attrs and the op_compatible_map keep their bytes,
 //    which must be well-formed messages (scalar.h, op_compatible_map.h).
+//  - An op's attributes, when they are one run of fields (as protobuf
+//    libraries write them), are checked and then kept as those bytes
+//    (Op::wire_attrs) until something asks for them, and written back as
+//    they came; a rewrite reads op_role and op_role_var of every op without
+//    decoding the rest (op.h).
 // Malformed input (truncated or garbage bytes, a missing required field, an
 // enum value outside framework.proto, an attr without the value its type
 // needs or with a value of another type) raises ctp::Error naming the source

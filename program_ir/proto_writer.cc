@@ -183,6 +183,24 @@ void write_attr_value(Out& w, const Attribute& attr) {
 }
 
 template <class Out>
+void write_attrs(Out& w, const Op& op, Unknowns<Out>& unknown) {
+  // Attributes still as read go back as they came: one run of fields.
+  if (const WireAttrs& wire = op.wire_attrs(); !wire.empty()) {
+    for (uint32_t i = 0; i < wire.count; ++i) unknown.before_known();
+    w.raw(wire.fields);
+    return;
+  }
+  for (const NamedAttribute& attr : op.attrs()) {
+    unknown.before_known();
+    auto attr_body = w.begin_message(fl::op::kAttrs);
+    w.bytes_field(fl::op_attr::kName, attr.name);
+    w.int32_field(fl::op_attr::kType, static_cast<int32_t>(attr.value.type()));
+    write_attr_value(w, attr.value);
+    w.end_message(attr_body);
+  }
+}
+
+template <class Out>
 void write_op(Out& w, const Op& op) {
   auto body = w.begin_message(fl::block::kOps);
   const RawSink<Out> sink{w};
@@ -197,14 +215,7 @@ void write_op(Out& w, const Op& op) {
   }
   unknown.before_known();
   w.bytes_field(fl::op::kType, op.type);
-  for (const NamedAttribute& attr : op.attrs) {
-    unknown.before_known();
-    auto attr_body = w.begin_message(fl::op::kAttrs);
-    w.bytes_field(fl::op_attr::kName, attr.name);
-    w.int32_field(fl::op_attr::kType, static_cast<int32_t>(attr.value.type()));
-    write_attr_value(w, attr.value);
-    w.end_message(attr_body);
-  }
+  write_attrs(w, op, unknown);
   if (op.is_target || op.is_target_explicit) {
     unknown.before_known();
     w.bool_field(fl::op::kIsTarget, op.is_target);

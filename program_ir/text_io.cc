@@ -226,8 +226,8 @@ void append_op(std::string& out, const Op& op) {
   append_slots(out, op.outputs);
   out += " {";
   std::vector<const NamedAttribute*> sorted;
-  sorted.reserve(op.attrs.size());
-  for (const NamedAttribute& a : op.attrs)
+  sorted.reserve(op.attrs().size());
+  for (const NamedAttribute& a : op.attrs())
     if (a.name != kCallstackAttr) sorted.push_back(&a);
   std::sort(sorted.begin(), sorted.end(),
             [](const NamedAttribute* a, const NamedAttribute* b) { return a->name < b->name; });

@@ -247,7 +247,7 @@ class Verifier {
   }
 
   void check_attrs(std::size_t b, const OpPlace& at, const OpDef* def) {
-    for (const NamedAttribute& attr : at.op.attrs) {
+    for (const NamedAttribute& attr : at.op.attrs()) {
       const AttrDef* attr_def = def ? def->find_attr(attr.name) : nullptr;
       if (!attr_def) attr_def = OpRegistry::common_attr(attr.name);
       if (attr_def && !attr_def->accepts(attr.value.type())) {

@@ -103,11 +103,11 @@ TEST(JsonIoSchema, SlotAndAttributeOrderIsKept) {
                     "m": {"value": 3, "type": "LONG"}})"),
       "o.json");
   const Op& op = p.blocks[0].ops().back();
-  ASSERT_EQ(op.attrs.size(), 3u);
-  EXPECT_EQ(op.attrs[0].name, "z");
-  EXPECT_EQ(op.attrs[1].name, "a");
-  EXPECT_EQ(op.attrs[2].name, "m");
-  EXPECT_EQ(op.attrs[2].value, Attribute(int64_t{3}));
+  ASSERT_EQ(op.attrs().size(), 3u);
+  EXPECT_EQ(op.attrs()[0].name, "z");
+  EXPECT_EQ(op.attrs()[1].name, "a");
+  EXPECT_EQ(op.attrs()[2].name, "m");
+  EXPECT_EQ(op.attrs()[2].value, Attribute(int64_t{3}));
   Program q = parse_program_json(
       R"({"blocks": [{"ops": [{"outputs": {"Z": [], "A": ["a", "b"]}, "type": "t"}], "parent_idx": -1, "idx": 0}]})",
       "o.json");
@@ -362,8 +362,8 @@ TEST(JsonIoErrors, EveryTruncatedPrefixIsAnError) {
 TEST(JsonIoErrors, WhatJsonCannotHoldIsRefusedOnWriting) {
   Program p = Program::with_global_block();
   Op op("t");
-  op.attrs.push_back({"a", int32_t{1}});
-  op.attrs.push_back({"a", int32_t{2}});
+  op.mutable_attrs().push_back({"a", int32_t{1}});
+  op.mutable_attrs().push_back({"a", int32_t{2}});
   p.blocks[0].append_op(op);
   try {
     program_to_json(p);

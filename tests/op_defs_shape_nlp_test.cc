@@ -118,7 +118,7 @@ TEST(OpDefsShapeNlp, GradMakersPassWhatPaddlesPass) {
   EXPECT_FALSE(g[0].has_input("X"));
   EXPECT_THAT(*g[0].input("Out@GRAD"), ElementsAre("y@GRAD"));
   EXPECT_THAT(*g[0].output("X@GRAD"), ElementsAre("x@GRAD"));
-  EXPECT_EQ(g[0].attrs, reshape.attrs);
+  EXPECT_EQ(g[0].attrs(), reshape.attrs());
   // stack: an input that needs no gradient is @EMPTY@ in X@GRAD.
   g = grads_of(Op("stack", {{"X", {"a", "b"}}}, {{"Y", {"y"}}}), {"a"});
   ASSERT_EQ(g.size(), 1u);

@@ -35,7 +35,7 @@ TEST(GradMakersCv, ConvReadsInputFilterAndOutputGrad) {
                                            {"Output@GRAD", {"conv_0.tmp_0@GRAD"}}}));
     EXPECT_THAT(*g.output("Input@GRAD"), IsEmpty());
     EXPECT_THAT(*g.output("Filter@GRAD"), ElementsAre("conv_0.w_0@GRAD"));
-    EXPECT_EQ(g.attrs, conv.attrs);
+    EXPECT_EQ(g.attrs(), conv.attrs());
   }
 }
 

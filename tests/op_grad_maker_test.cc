@@ -66,7 +66,7 @@ std::vector<std::string> problems(const std::string& forward, const Op& grad) {
   for (const SlotDef& slot : d->inputs)
     if (!slot.dispensable && !grad.has_input(slot.name))
       found.push_back(where + "required input slot " + slot.name + " missing");
-  for (const NamedAttribute& attr : grad.attrs)
+  for (const NamedAttribute& attr : grad.attrs())
     if (!OpRegistry::global().find_attr(grad.type, attr.name))
       found.push_back(where + "attribute " + attr.name + " unknown to the grad op");
   for (const AttrDef& attr : d->attrs)
@@ -120,7 +120,7 @@ TEST(GradMakers, MulOnADataInputLeavesItsGradSlotEmptyAndCopiesTheAttributes) {
   ASSERT_TRUE(g.has_output("X@GRAD"));  // kept, with no var, as Paddle writes it
   EXPECT_THAT(*g.output("X@GRAD"), IsEmpty());
   EXPECT_THAT(*g.output("Y@GRAD"), ElementsAre("fc_0.w_0@GRAD"));
-  EXPECT_EQ(g.attrs, mul.attrs);
+  EXPECT_EQ(g.attrs(), mul.attrs());
 }
 
 TEST(GradMakers, ReluAndSoftmaxCrossEntropyReadWhatPaddlesMakersPass) {

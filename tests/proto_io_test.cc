@@ -285,9 +285,9 @@ TEST(ProtoIoFixture, FieldByFieldBytesParseToTheExpectedProgram) {
   for (const Var& v : parsed.blocks[0].vars()) EXPECT_EQ(v, *ev++) << v.name;
   auto eo = expected.blocks[0].ops().begin();
   for (const Op& op : parsed.blocks[0].ops()) {
-    ASSERT_EQ(op.attrs.size(), eo->attrs.size()) << op.type;
-    for (std::size_t i = 0; i < op.attrs.size(); ++i)
-      EXPECT_EQ(op.attrs[i], eo->attrs[i]) << op.type << " attr " << op.attrs[i].name;
+    ASSERT_EQ(op.attrs().size(), eo->attrs().size()) << op.type;
+    for (std::size_t i = 0; i < op.attrs().size(); ++i)
+      EXPECT_EQ(op.attrs()[i], eo->attrs()[i]) << op.type << " attr " << op.attrs()[i].name;
     EXPECT_EQ(op, *eo++);
   }
   EXPECT_EQ(parsed, expected);

@@ -58,7 +58,7 @@ inline std::string brief(const Op& op) {
     return s;
   };
   std::vector<NamedAttribute> attrs;
-  for (const NamedAttribute& a : op.attrs)
+  for (const NamedAttribute& a : op.attrs())
     if (a.name != kOpRoleVarAttr) attrs.push_back(a);
   std::sort(attrs.begin(), attrs.end(),
             [](const NamedAttribute& x, const NamedAttribute& y) { return x.name < y.name; });

@@ -130,7 +130,7 @@ Op make_in_place_op(std::string type, const std::string& var,
   op.type = std::move(type);
   op.inputs.push_back(Slot{"X", std::vector<std::string>(1, var)});
   op.outputs.push_back(Slot{"Out", std::vector<std::string>(1, var)});
-  op.attrs = std::move(attrs);
+  op.mutable_attrs() = std::move(attrs);
   if (!op.has_attr(kOpRoleAttr)) op.set_attr(kOpRoleAttr, Attribute(op_role::kForward));
   return op;
 }

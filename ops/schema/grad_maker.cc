@@ -73,7 +73,7 @@ GradMaker grad_op(std::string type, std::vector<std::string> inputs,
       const std::string_view forward = forward_slot_of(slot);
       if (ctx.forward().has_input(forward)) grad.set_output(slot, ctx.input_grad(forward));
     }
-    grad.attrs = ctx.forward().attrs;
+    grad.mutable_attrs() = ctx.forward().attrs();
     return std::vector<Op>{std::move(grad)};
   });
 }

@@ -73,7 +73,7 @@ std::vector<Slot> slots_from_python(const py::dict& slots) {
 
 py::dict attrs_to_python(const Op& op) {
   py::dict out;
-  for (const NamedAttribute& a : op.attrs) out[py::str(a.name)] = attribute_to_python(a.value);
+  for (const NamedAttribute& a : op.attrs()) out[py::str(a.name)] = attribute_to_python(a.value);
   return out;
 }
 
@@ -157,7 +157,7 @@ void bind_op(py::module_& m) {
       .def_property_readonly("attr_types",
                              [](const Op& op) {
                                py::dict out;
-                               for (const NamedAttribute& a : op.attrs)
+                               for (const NamedAttribute& a : op.attrs())
                                  out[py::str(a.name)] = std::string(to_string(a.value.type()));
                                return out;
                              })

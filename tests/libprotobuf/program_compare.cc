@@ -185,13 +185,13 @@ class Differ {
     };
     slots("inputs", o.inputs, d.inputs());
     slots("outputs", o.outputs, d.outputs());
-    eq(place, "attrs size", o.attrs.size(), static_cast<std::size_t>(d.attrs_size()));
-    for (std::size_t i = 0; ok() && i < o.attrs.size(); ++i) {
+    eq(place, "attrs size", o.attrs().size(), static_cast<std::size_t>(d.attrs_size()));
+    for (std::size_t i = 0; ok() && i < o.attrs().size(); ++i) {
       const auto& p = d.attrs(static_cast<int>(i));
-      const std::string at = place + ", attr '" + o.attrs[i].name + "'";
-      eq(at, "name", o.attrs[i].name, p.name());
-      eq(at, "type", static_cast<int32_t>(o.attrs[i].value.type()), static_cast<int32_t>(p.type()));
-      if (ok()) attr_value(at, o.attrs[i].value, p);
+      const std::string at = place + ", attr '" + o.attrs()[i].name + "'";
+      eq(at, "name", o.attrs()[i].name, p.name());
+      eq(at, "type", static_cast<int32_t>(o.attrs()[i].value.type()), static_cast<int32_t>(p.type()));
+      if (ok()) attr_value(at, o.attrs()[i].value, p);
     }
     optional(place, "is_target", o.is_target || o.is_target_explicit, o.is_target,
              d.has_is_target(), d.is_target());

@@ -1,0 +1,170 @@
+// Ops read from protobuf keep their attributes as the wire bytes they came
+// in until something asks for them (Op::wire_attrs, program_ir/op.h): reads
+// of one attribute decode only that one, editing decodes them for good,
+// concurrent first reads are safe, and writing gives the same bytes back.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "program_ir/op_role.h"
+#include "program_ir/proto_io.h"
+#include "tests/pb_test_encoder.h"
+
+namespace ctp {
+namespace {
+
+using testing_pb::Pb;
+
+// OpDesc.Attr: name (1), type (2), then the value field of that type.
+Pb int_attr(std::string_view name, int32_t v) {
+  Pb a;
+  a.str(1, name).int32(2, 0).int32(3, v);  // INT, i
+  return a;
+}
+Pb float_attr(std::string_view name, float v) {
+  Pb a;
+  a.str(1, name).int32(2, 1).f32(4, v);  // FLOAT, f
+  return a;
+}
+Pb strings_attr(std::string_view name, std::initializer_list<std::string_view> v) {
+  Pb a;
+  a.str(1, name).int32(2, 5);  // STRINGS
+  for (std::string_view s : v) a.str(8, s);
+  return a;
+}
+
+// A program of one block and one op whose OpDesc is `op`.
+std::string program_of(const Pb& op) {
+  Pb block;
+  block.int32(1, 0).int32(2, -1).msg(4, op);  // idx, parent_idx, ops
+  Pb program;
+  program.msg(1, block);
+  return program.bytes();
+}
+
+Pb scale_op() {
+  Pb slot_x, slot_out;
+  slot_x.str(1, "X").str(2, "x");
+  slot_out.str(1, "Out").str(2, "y");
+  Pb op;
+  op.msg(1, slot_x).msg(2, slot_out).str(3, "scale");
+  op.msg(4, int_attr("op_role", 1));
+  op.msg(4, strings_attr("op_role_var", {"w", "w@GRAD"}));
+  op.msg(4, float_attr("scale", 2.5f));
+  op.msg(4, strings_attr("op_callstack", {"  File \"train.py\", line 48, in <module>\n",
+                                          "  File \"framework.py\", line 3621, in append_op\n"}));
+  return op;
+}
+
+std::vector<NamedAttribute> scale_attrs() {
+  return {{"op_role", Attribute(int32_t{1})},
+          {"op_role_var", Attribute(std::vector<std::string>{"w", "w@GRAD"})},
+          {"scale", Attribute(2.5f)},
+          {"op_callstack",
+           Attribute(std::vector<std::string>{"  File \"train.py\", line 48, in <module>\n",
+                                              "  File \"framework.py\", line 3621, in append_op\n"})}};
+}
+
+TEST(OpWireAttrs, ReadOpsKeepTheirAttributesAsTheirBytes) {
+  const std::string bytes = program_of(scale_op());
+  const Program read = parse_program_proto(bytes, "p.pb");
+  const Op& op = read.global_block().ops().front();
+  ASSERT_EQ(op.wire_attrs().count, 4u);
+  // One attribute at a time, straight from the bytes.
+  EXPECT_EQ(get_op_role(op), 1);
+  ASSERT_EQ(param_grad_pairs(op).size(), 1u);
+  EXPECT_EQ(param_grad_pairs(op)[0].grad, "w@GRAD");
+  EXPECT_EQ(op.attr_value("scale"), Attribute(2.5f));
+  EXPECT_EQ(op.attr_value("absent"), std::nullopt);
+  EXPECT_TRUE(op.has_attr("op_callstack"));
+  EXPECT_FALSE(op.has_attr("absent"));
+  // All of them, decoded, in file order; the op equals one built in memory.
+  EXPECT_EQ(op.attrs(), scale_attrs());
+  ASSERT_NE(op.attr("scale"), nullptr);
+  EXPECT_EQ(*op.attr("scale"), Attribute(2.5f));
+  const Op built("scale", {{"X", {"x"}}}, {{"Out", {"y"}}}, scale_attrs());
+  EXPECT_EQ(op, built);
+  EXPECT_EQ(built, op);
+  // Still the bytes, which go back as they came.
+  EXPECT_EQ(op.wire_attrs().count, 4u);
+  EXPECT_EQ(serialize_program_proto(read), bytes);
+}
+
+TEST(OpWireAttrs, EditingAnAttributeDecodesThemForGood) {
+  const std::string bytes = program_of(scale_op());
+  Program read = parse_program_proto(bytes, "p.pb");
+  Op& op = read.global_block().ops().front();
+  const Op before = op;
+  op.set_attr("scale", Attribute(3.0f));
+  EXPECT_TRUE(op.wire_attrs().empty());
+  std::vector<NamedAttribute> expected = scale_attrs();
+  expected[2].value = Attribute(3.0f);
+  EXPECT_EQ(op.attrs(), expected);
+  EXPECT_EQ(before.wire_attrs().count, 4u);  // the copy kept its bytes
+  EXPECT_NE(op, before);
+
+  const Program again = parse_program_proto(serialize_program_proto(read), "again.pb");
+  EXPECT_EQ(again.global_block().ops().front().attrs(), expected);
+
+  Op removed = before;
+  EXPECT_TRUE(removed.remove_attr("op_callstack"));
+  expected.pop_back();
+  expected[2].value = Attribute(2.5f);
+  EXPECT_EQ(removed.attrs(), expected);
+}
+
+TEST(OpWireAttrs, CopiesMovesAndAssignmentsKeepTheAttributes) {
+  const Program read = parse_program_proto(program_of(scale_op()), "p.pb");
+  const Op& op = read.global_block().ops().front();
+  Op decoded_copy = op;
+  (void)decoded_copy.attrs();  // decoded, and then moved and assigned
+  Op moved = std::move(decoded_copy);
+  EXPECT_EQ(moved.attrs(), scale_attrs());
+  Op assigned("other");
+  assigned = moved;
+  EXPECT_EQ(assigned.attrs(), scale_attrs());
+  assigned = Op("other", {}, {}, {{"a", Attribute(int32_t{1})}});
+  EXPECT_TRUE(assigned.wire_attrs().empty());
+  ASSERT_EQ(assigned.attrs().size(), 1u);
+  EXPECT_EQ(assigned.attrs()[0].name, "a");
+}
+
+// Attributes with another field between them are not one run of bytes:
+// they are decoded when read.
+TEST(OpWireAttrs, AttributesSplitByAnotherFieldAreDecodedWhenRead) {
+  Pb op;
+  op.str(3, "scale").msg(4, int_attr("op_role", 0)).varint(5, 1);  // is_target between
+  op.msg(4, float_attr("scale", 2.0f));
+  const Program read = parse_program_proto(program_of(op), "split.pb");
+  const Op& split = read.global_block().ops().front();
+  EXPECT_TRUE(split.wire_attrs().empty());
+  EXPECT_EQ(split.attrs(), (std::vector<NamedAttribute>{{"op_role", Attribute(int32_t{0})},
+                                                         {"scale", Attribute(2.0f)}}));
+  EXPECT_TRUE(split.is_target);
+}
+
+// An op read once may be read by several threads at once (the executor's
+// device threads): the first reads decode the attributes exactly once, and
+// every thread sees the same list.
+TEST(OpWireAttrs, ConcurrentFirstReadsSeeOneDecodedList) {
+  for (int round = 0; round < 20; ++round) {
+    const Program read = parse_program_proto(program_of(scale_op()), "p.pb");
+    const Op& op = read.global_block().ops().front();
+    std::vector<const std::vector<NamedAttribute>*> seen(4);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < seen.size(); ++t)
+      threads.emplace_back([&op, &seen, t] {
+        const Attribute* scale = op.attr("scale");
+        if (scale && *scale == Attribute(2.5f)) seen[t] = &op.attrs();
+      });
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(std::set(seen.begin(), seen.end()).size(), 1u);
+    EXPECT_NE(seen[0], nullptr);
+    EXPECT_EQ(*seen[0], scale_attrs());
+  }
+}
+
+}  // namespace
+}  // namespace ctp
