@@ -1,11 +1,11 @@
 #include "executor/executor.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "executor/finite_check.h"
 #include "executor/op_profile.h"
 #include "executor/runtime/backend_library.h"
+#include "executor/var_release.h"
 #include "ops/cpu/link_anchor.h"
 #include "ops/schema/op_def.h"
 
@@ -222,20 +222,13 @@ std::vector<Tensor> Executor::run(Scope& scope, std::vector<Tensor> feeds) {
 }
 
 std::vector<std::string> unbound_inputs(const Block& block) {
-  std::unordered_set<std::string> written;
-  std::unordered_set<std::string> listed;
+  const BlockVarUses uses = block_var_uses(block);
   std::vector<std::string> out;
-  for (const Op& op : block.ops()) {
-    for (const Slot& slot : op.inputs)
-      for (const std::string& name : slot.args) {
-        if (written.count(name) || listed.count(name) || is_holder(block, name)) continue;
-        const Var* v = block.find_var(name);
-        if (v && v->persistable) continue;
-        listed.insert(name);
-        out.push_back(name);
-      }
-    for (const Slot& slot : op.outputs)
-      for (const std::string& name : slot.args) written.insert(name);
+  for (const std::string& name : uses.order) {  // first-use order: a read here
+    if (!uses.by_name.at(name).read_before_written || is_holder(block, name)) continue;
+    const Var* v = block.find_var(name);
+    if (v && v->persistable) continue;
+    out.push_back(name);
   }
   return out;
 }

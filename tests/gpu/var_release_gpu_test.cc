@@ -8,7 +8,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "executor/executor.h"
 #include "executor/runtime/memory_stats.h"
@@ -18,6 +20,50 @@
 
 namespace ctp {
 namespace {
+
+constexpr int64_t kMiB = 1 << 20;
+
+// One GPU, and runs of a program with dead vars freed or kept.
+class GpuVarRelease : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    CTP_REQUIRE_GPUS(1);
+    device_.emplace(0);
+    services_.device = device_->device();
+    services_.device_context = &*device_;
+  }
+
+  struct Measured {
+    std::vector<float> values;  // the FP32 var `result` after the last step
+    int64_t peak_bytes = 0;     // device memory held at most over the measured steps
+  };
+
+  // Runs `program` once (its first step fills the memory pool), then
+  // `measured_steps` more, on `x` uploaded as var "x".
+  Measured run(const Program& program, const Tensor& x, const std::string& result,
+               bool release, int measured_steps, const std::string& freed_var = "") {
+    Scope scope;
+    scope.var("x") = device_->to_device(x);
+    Executor executor(program, services_);
+    executor.set_release_dead_vars(release);
+    executor.keep_vars({result});
+    executor.run(scope);
+    device_->synchronize();
+    reset_peak_memory(DeviceKind::CUDA);
+    const int64_t before = memory_stats(DeviceKind::CUDA).current_bytes;
+    for (int step = 0; step < measured_steps; ++step) executor.run(scope);
+    device_->synchronize();
+    if (!freed_var.empty()) {
+      const Tensor* t = scope.find(freed_var);
+      EXPECT_EQ(t && t->initialized(), !release) << freed_var;
+    }
+    return {test::values<float>(device_->to_host(scope.get(result))),
+            memory_stats(DeviceKind::CUDA).peak_bytes - before};
+  }
+
+  std::optional<DeviceContext> device_;
+  RunServices services_;
+};
 
 // x -> 12 scale ops over a 4 MiB FP32 tensor -> mean.
 Program scale_chain() {
@@ -34,41 +80,17 @@ Program scale_chain() {
   return p;
 }
 
-TEST(GpuVarRelease, FreedIntermediatesGiveTheSameBitsWithLessMemory) {
-  CTP_REQUIRE_GPUS(1);
-  DeviceContext device(0);
-  RunServices services;
-  services.device = device.device();
-  services.device_context = &device;
+TEST_F(GpuVarRelease, FreedIntermediatesGiveTheSameBitsWithLessMemory) {
   const Program program = scale_chain();
   const Tensor x = test::random_tensor({1024, 1024}, 7);  // FP64 on the host
   Tensor x32(DataType::FP32, {1024, 1024});
   for (int64_t i = 0; i < x32.numel(); ++i) x32.data<float>()[i] = static_cast<float>(x.data<double>()[i]);
-  const int64_t mib = 1 << 20;
-  const auto run = [&](bool release, int64_t& peak) {
-    Scope scope;
-    scope.var("x") = device.to_device(x32);
-    Executor executor(program, services);
-    executor.set_release_dead_vars(release);
-    executor.keep_vars({"loss"});
-    executor.run(scope);  // the first step fills the pool
-    device.synchronize();
-    reset_peak_memory(DeviceKind::CUDA);
-    const int64_t before = memory_stats(DeviceKind::CUDA).current_bytes;
-    for (int step = 0; step < 3; ++step) executor.run(scope);
-    device.synchronize();
-    peak = memory_stats(DeviceKind::CUDA).peak_bytes - before;
-    const Tensor* t5 = scope.find("t5");
-    EXPECT_EQ(t5 && t5->initialized(), !release);
-    return test::values<float>(device.to_host(scope.get("loss")));
-  };
-  int64_t kept_peak = 0, freed_peak = 0;
-  const std::vector<float> kept = run(false, kept_peak);
-  const std::vector<float> freed = run(true, freed_peak);
-  EXPECT_EQ(kept, freed);
-  EXPECT_LE(kept_peak, mib);  // kept: every buffer made in step 1, reused since
-  EXPECT_GE(freed_peak, 4 * mib);  // freed: made again each step, two at a time
-  EXPECT_LE(freed_peak, 8 * mib + mib);
+  const Measured kept = run(program, x32, "loss", false, 3, "t5");
+  const Measured freed = run(program, x32, "loss", true, 3, "t5");
+  EXPECT_EQ(kept.values, freed.values);
+  EXPECT_LE(kept.peak_bytes, kMiB);  // kept: every buffer made in step 1, reused since
+  EXPECT_GE(freed.peak_bytes, 4 * kMiB);  // freed: made again each step, two at a time
+  EXPECT_LE(freed.peak_bytes, 8 * kMiB + kMiB);
 }
 
 // x -> a -> b (4 MiB each); c = a + b; the gradient of that add reads a
@@ -91,48 +113,22 @@ Program shape_read_chain() {
   return p;
 }
 
-TEST(GpuVarRelease, ShapeOnlyReadsLetElementsGoEarlyWithTheSameBits) {
-  CTP_REQUIRE_GPUS(1);
-  DeviceContext device(0);
-  RunServices services;
-  services.device = device.device();
-  services.device_context = &device;
+TEST_F(GpuVarRelease, ShapeOnlyReadsLetElementsGoEarlyWithTheSameBits) {
   const Program program = shape_read_chain();
   const Tensor x = test::random_fp32({1024, 1024}, 7);
-  const int64_t mib = 1 << 20;
-  const auto run = [&](bool release, int64_t& peak) {
-    Scope scope;
-    scope.var("x") = device.to_device(x);
-    Executor executor(program, services);
-    executor.set_release_dead_vars(release);
-    executor.keep_vars({"g"});
-    executor.run(scope);
-    device.synchronize();
-    reset_peak_memory(DeviceKind::CUDA);
-    const int64_t before = memory_stats(DeviceKind::CUDA).current_bytes;
-    executor.run(scope);
-    device.synchronize();
-    peak = memory_stats(DeviceKind::CUDA).peak_bytes - before;
-    return test::values<float>(device.to_host(scope.get("g")));
-  };
-  int64_t kept_peak = 0, freed_peak = 0;
-  const std::vector<float> kept = run(false, kept_peak);
-  const std::vector<float> freed = run(true, freed_peak);
-  EXPECT_EQ(kept, freed);
+  const Measured kept = run(program, x, "g", false, 1);
+  const Measured freed = run(program, x, "g", true, 1);
+  EXPECT_EQ(kept.values, freed.values);
   // Freed: at most 3 of the 4 MiB tensors at once (a, b, c at the add; c, dc
   // then; dc, da, db at the grad). Holding a and b to the grad would be 5.
-  EXPECT_GE(freed_peak, 3 * 4 * mib);
-  EXPECT_LE(freed_peak, 3 * 4 * mib + mib);
+  EXPECT_GE(freed.peak_bytes, 3 * 4 * kMiB);
+  EXPECT_LE(freed.peak_bytes, 3 * 4 * kMiB + kMiB);
 }
 
 // The CUDA kernel of every op that declares shape-only inputs gives the CPU
 // kernel's results when those inputs have no elements.
-TEST(GpuVarRelease, ShapeOnlyInputsNeedNoElementsInCudaKernels) {
-  CTP_REQUIRE_GPUS(1);
-  DeviceContext device(0);
-  RunServices gpu;
-  gpu.device = device.device();
-  gpu.device_context = &device;
+TEST_F(GpuVarRelease, ShapeOnlyInputsNeedNoElementsInCudaKernels) {
+  DeviceContext& device = *device_;
   for (const auto& [type, c] : test::shape_only_cases()) {
     SCOPED_TRACE(type);
     const OpDef* schema = OpRegistry::global().find(type);
@@ -147,7 +143,7 @@ TEST(GpuVarRelease, ShapeOnlyInputsNeedNoElementsInCudaKernels) {
                                : device.to_device(t);
       }
     test::run_op(on_cpu, c.op);
-    test::run_op(on_gpu, c.op, gpu);
+    test::run_op(on_gpu, c.op, services_);
     device.synchronize();
     for (const Slot& slot : c.op.outputs)
       for (const std::string& name : slot.args) {
