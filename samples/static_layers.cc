@@ -295,6 +295,24 @@ std::string StaticLayers::transpose(const std::string& x, std::vector<int32_t> p
   return out;
 }
 
+std::string StaticLayers::flash_attention(const std::string& q, const std::string& k,
+                                          const std::string& v, bool causal,
+                                          bool return_softmax) {
+  const std::string name = unique("flash_attn");
+  const DataType dtype = dtype_of(q);
+  const std::string out = tmp(name, dtype);
+  const std::string softmax = tmp(name, dtype);
+  const std::string softmax_lse = tmp(name, DataType::FP32);
+  const std::string seed_offset = tmp(name, DataType::INT64);
+  infer(main_.op("flash_attn").in("q", q).in("k", k).in("v", v).out("out", out)
+            .out("softmax", softmax).out("softmax_lse", softmax_lse)
+            .out("seed_offset", seed_offset)
+            .attr("dropout", Attribute(0.0f)).attr("causal", Attribute(causal))
+            .attr("return_softmax", Attribute(return_softmax)).attr("is_test", Attribute(false))
+            .attr("rng_name", Attribute(std::string())));
+  return out;
+}
+
 std::string StaticLayers::flatten(const std::string& x, int32_t start_axis, int32_t stop_axis) {
   const std::string name = unique("flatten_contiguous_range");
   const std::string out = tmp(name, dtype_of(x));

@@ -88,6 +88,12 @@ class StaticLayers {
   std::string reshape(const std::string& x, std::vector<int32_t> shape);
   std::string transpose(const std::string& x, std::vector<int32_t> perm);
   std::string flatten(const std::string& x, int32_t start_axis, int32_t stop_axis);
+  // paddle.nn.functional.flash_attention on [batch, seq, heads, head_dim]
+  // q, k, v: one flash_attn op (outputs out, softmax, softmax_lse,
+  // seed_offset; softmax holds the probabilities only with return_softmax),
+  // without dropout; returns out.
+  std::string flash_attention(const std::string& q, const std::string& k, const std::string& v,
+                              bool causal, bool return_softmax = false);
   // softmax_with_cross_entropy of logits and int64 labels, then mean: the loss
   // op gets op_role Forward|Loss as Paddle's minimize marks it.
   std::string cross_entropy_loss(const std::string& logits, const std::string& label);

@@ -9,6 +9,7 @@
 
 #include "tests/kernels_test_util.h"
 #include "tests/op_rule_cases.h"
+#include "tests/op_rule_cases_attention.h"
 #include "tests/op_rule_cases_cv.h"
 
 namespace ctp {
@@ -28,6 +29,9 @@ TEST_P(OpRules, InferenceAndCpuKernelFailWithOneText) {
 INSTANTIATE_TEST_SUITE_P(Cases, OpRules, ::testing::ValuesIn(test::rule_cases()),
                          [](const auto& info) { return info.param.name; });
 INSTANTIATE_TEST_SUITE_P(CvCases, OpRules, ::testing::ValuesIn(test::cv_rule_cases()),
+                         [](const auto& info) { return info.param.name; });
+INSTANTIATE_TEST_SUITE_P(AttentionCases, OpRules,
+                         ::testing::ValuesIn(test::attention_rule_cases()),
                          [](const auto& info) { return info.param.name; });
 
 // Shape inference on declared vars and the CPU kernels on tensors of those
@@ -140,6 +144,16 @@ TEST(OpRules, InferenceGivesTheShapesCpuKernelsWrite) {
                {{"Y", {"loss"}}, {"XShape", {"xs"}}, {"MatchX", {"mx"}}}),
        {{"x", f32({4, 3})}, {"y", test::filled(DataType::INT32, {4}, 2)}},
        {"loss", "xs", "mx"}},
+      {"flash_attn return_softmax",
+       rule_op("flash_attn", {{"q", {"x"}}, {"k", {"y"}}, {"v", {"y"}}},
+               {{"out", {"out"}}, {"softmax", {"sm"}}, {"softmax_lse", {"lse"}},
+                {"seed_offset", {"so"}}},
+               {{"return_softmax", Attribute(true)}, {"causal", Attribute(true)}}),
+       {{"x", f32({2, 3, 2, 4})}, {"y", f32({2, 5, 2, 4})}}, {"out", "sm", "lse", "so"}},
+      {"flash_attn", rule_op("flash_attn", {{"q", {"x"}}, {"k", {"y"}}, {"v", {"y"}}},
+                             {{"out", {"out"}}, {"softmax", {"sm"}}, {"softmax_lse", {"lse"}},
+                              {"seed_offset", {"so"}}}),
+       {{"x", f32({2, 3, 2, 4})}, {"y", f32({2, 5, 2, 4})}}, {"out", "sm", "lse", "so"}},
       {"coalesce", rule_op("coalesce_tensor", {{"Input", {"x", "y"}}},
                            {{"Output", {"x", "y"}}, {"FusedOutput", {"fused"}}},
                            {{"dtype", Attribute(static_cast<int32_t>(DataType::FP32))},

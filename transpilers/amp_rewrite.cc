@@ -16,8 +16,10 @@ namespace {
 constexpr std::string_view kPass = "amp_rewrite";
 
 // Paddle's fp16_lists.py white list: numerically safe, and where 16-bit pays.
+// With it flash_attn, whose only GPU kernels in Paddle are 16-bit (its
+// softmax is computed in FP32 inside, and softmax_lse stays FP32).
 const std::set<std::string>& default_white() {
-  static const std::set<std::string> ops = {"conv2d", "matmul", "matmul_v2", "mul"};
+  static const std::set<std::string> ops = {"conv2d", "matmul", "matmul_v2", "mul", "flash_attn"};
   return ops;
 }
 
@@ -50,13 +52,14 @@ const std::set<std::string>& default_gray() {
 
 // Slots that stay FP32 whatever the op computes in: normalization
 // statistics, scale and bias (the kernels take them FP32 beside 16-bit X),
-// and scale's ScaleTensor.
+// scale's ScaleTensor and flash_attn's softmax_lse.
 bool keeps_fp32(const std::string& op_type, const std::string& slot) {
   static const std::map<std::string, std::set<std::string>> slots = {
       {"batch_norm",
        {"Scale", "Bias", "Mean", "Variance", "MeanOut", "VarianceOut", "SavedMean",
         "SavedVariance", "ReserveSpace"}},
       {"layer_norm", {"Scale", "Bias", "Mean", "Variance"}},
+      {"flash_attn", {"softmax_lse"}},
       {"scale", {"ScaleTensor"}}};
   const auto it = slots.find(op_type);
   return it != slots.end() && it->second.contains(slot);

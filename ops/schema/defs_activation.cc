@@ -60,13 +60,6 @@ void infer_activation_grad(InferContext& ctx) {
 constexpr char kOut[] = "Out";
 constexpr char kX[] = "X";
 
-// A dispensable input's meta, or nullopt.
-std::optional<TensorMeta> optional_meta(InferContext& ctx, std::string_view slot) {
-  if (!ctx.has_input(slot)) return std::nullopt;
-  return ctx.input_meta(slot);
-}
-const TensorMeta* pointer(const std::optional<TensorMeta>& m) { return m ? &*m : nullptr; }
-
 void infer_clip(InferContext& ctx) {
   const TensorMeta x = ctx.input_meta("X");
   const auto min = optional_meta(ctx, "Min"), max = optional_meta(ctx, "Max");

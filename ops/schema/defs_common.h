@@ -3,6 +3,7 @@
 #pragma once
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -71,6 +72,14 @@ class InferContext : public OpContext {
   Block& block_;
 };
 
+// A dispensable input's meta, or nullopt; pointer() gives the rules' form
+// (null when absent): meta::clip(ctx, x, pointer(min), pointer(max)).
+inline std::optional<TensorMeta> optional_meta(const InferContext& ctx, std::string_view slot) {
+  if (!ctx.has_input(slot)) return std::nullopt;
+  return ctx.input_meta(slot);
+}
+inline const TensorMeta* pointer(const std::optional<TensorMeta>& m) { return m ? &*m : nullptr; }
+
 using InferBody = std::function<void(InferContext&)>;
 
 // Wraps a body into an InferShapeFn that sees `attrs` as the op's defaults.
@@ -91,5 +100,6 @@ void add_optimizer_op_defs(OpRegistry& registry);
 void add_collective_op_defs(OpRegistry& registry);
 void add_metrics_op_defs(OpRegistry& registry);
 void add_amp_op_defs(OpRegistry& registry);
+void add_attention_op_defs(OpRegistry& registry);
 
 }  // namespace ctp::defs
