@@ -77,6 +77,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   b->add_option("--classes", bert.classes, "Token classes")->capture_default_str();
   b->add_option("--dropout", bert.dropout, "Hidden and attention dropout")->capture_default_str();
+  b->add_option_function<std::string>(
+       "--attention",
+       [&bert](const std::string& name) {
+         bert.attention = ctp::samples::bert_attention_from_string(name);
+       },
+       "Self-attention op by op (ops) or as one flash_attn op (flash; dropout 0 only)")
+      ->check(CLI::IsMember({"ops", "flash"}))
+      ->default_str("ops");
   b->add_option("--init-seed", bert.init_seed, "Initializers' seed (0: the run's)");
   add_output_options(b, out);
   try {

@@ -1,6 +1,7 @@
 #include "samples/real_models.h"
 
 #include <cmath>
+#include <sstream>
 
 #include "samples/static_layers.h"
 
@@ -87,22 +88,30 @@ ModelPrograms build_resnet(const ResNetConfig& c) {
 namespace {
 
 // Multi-head self-attention on x [batch, seq, hidden], no mask (every token
-// attends to every token).
+// attends to every token). Both forms have the same parameters, made in the
+// same order, so one seed gives both the same weights.
 std::string self_attention(StaticLayers& nn, const std::string& x, const BertConfig& c) {
   const auto heads = static_cast<int32_t>(c.heads);
   const auto head_dim = static_cast<int32_t>(c.hidden / c.heads);
+  // [batch, seq, hidden] -> [batch, seq, heads, head_dim], and (ops) the
+  // heads to the front.
   const auto split_heads = [&](const std::string& t) {
-    return nn.transpose(nn.reshape(t, {0, 0, heads, head_dim}), {0, 2, 1, 3});
+    const std::string split = nn.reshape(t, {0, 0, heads, head_dim});
+    return c.attention == BertAttention::Flash ? split : nn.transpose(split, {0, 2, 1, 3});
   };
   const std::string q = split_heads(nn.linear(x, c.hidden, c.init_std));
   const std::string k = split_heads(nn.linear(x, c.hidden, c.init_std));
   const std::string v = split_heads(nn.linear(x, c.hidden, c.init_std));
-  const std::string scores =
-      nn.scale(nn.matmul(q, k, false, true), 1.0f / std::sqrt(static_cast<float>(head_dim)));
-  const std::string probs = nn.dropout(nn.softmax(scores), c.dropout);
-  const std::string context = nn.matmul(probs, v, false, false);
-  const std::string merged = nn.reshape(nn.transpose(context, {0, 2, 1, 3}),
-                                        {0, 0, static_cast<int32_t>(c.hidden)});
+  std::string context;  // [batch, seq, heads, head_dim]
+  if (c.attention == BertAttention::Flash) {
+    context = nn.flash_attention(q, k, v, false);
+  } else {
+    const std::string scores =
+        nn.scale(nn.matmul(q, k, false, true), 1.0f / std::sqrt(static_cast<float>(head_dim)));
+    const std::string probs = nn.dropout(nn.softmax(scores), c.dropout);
+    context = nn.transpose(nn.matmul(probs, v, false, false), {0, 2, 1, 3});
+  }
+  const std::string merged = nn.reshape(context, {0, 0, static_cast<int32_t>(c.hidden)});
   return nn.linear(merged, c.hidden, c.init_std);
 }
 
@@ -117,6 +126,12 @@ std::string encoder_layer(StaticLayers& nn, const std::string& x, const BertConf
 
 }  // namespace
 
+BertAttention bert_attention_from_string(const std::string& name) {
+  if (name == "ops") return BertAttention::Ops;
+  if (name == "flash") return BertAttention::Flash;
+  throw Error("BERT attention '" + name + "' is not one of ops, flash");
+}
+
 ModelPrograms build_bert(const BertConfig& c) {
   if (c.layers < 1 || c.hidden < 1 || c.heads < 1 || c.hidden % c.heads != 0)
     throw Error("BERT needs layers >= 1 and a hidden size divisible by the heads (" +
@@ -124,6 +139,12 @@ ModelPrograms build_bert(const BertConfig& c) {
   if (c.seq_len < 1 || c.seq_len > c.max_position || c.vocab < 2 || c.classes < 2)
     throw Error("BERT needs 1 <= seq_len <= max_position (" + std::to_string(c.max_position) +
                 "), vocab >= 2 and classes >= 2");
+  if (c.attention == BertAttention::Flash && c.dropout != 0.0f) {
+    std::ostringstream dropout;
+    dropout << c.dropout;
+    throw Error("BERT with flash attention needs dropout 0 (flash_attn implements no "
+                "dropout), not " + dropout.str() + "; use the ops attention for dropout");
+  }
   ProgramBuilder startup, main;
   StaticLayers nn(startup, main, c.init_seed);
   ModelPrograms out;

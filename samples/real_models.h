@@ -34,6 +34,14 @@ struct ResNetConfig {
   int32_t init_seed = 0;   // the initializers' seed attribute (0: the run's seed)
 };
 
+// How BERT's self-attention is written: op by op (reshape2, transpose2,
+// matmul_v2, scale, softmax, [dropout], matmul_v2, transpose2, reshape2), or
+// as one flash_attn op on [batch, seq, heads, head_dim] (Paddle's
+// paddle.nn.functional.flash_attention; no attention dropout).
+enum class BertAttention { Ops, Flash };
+// "ops" or "flash"; throws ctp::Error for anything else.
+BertAttention bert_attention_from_string(const std::string& name);
+
 struct BertConfig {
   int layers = 24;
   int64_t hidden = 1024;
@@ -45,6 +53,7 @@ struct BertConfig {
   int64_t intermediate = 0;   // 0: 4 * hidden
   int64_t classes = 2;        // token classification
   float dropout = 0.0f;       // hidden and attention dropout (0: no dropout ops)
+  BertAttention attention = BertAttention::Ops;  // Flash takes dropout 0 only
   float init_std = 0.02f;
   int32_t init_seed = 0;
 };

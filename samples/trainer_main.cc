@@ -147,7 +147,7 @@ void check_model_options(const CLI::App& app, const std::string& model) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> own = {
       {"mlp", {"--hidden", "--dim", "--samples", "--spread"}},
       {"resnet", {"--depth", "--width", "--image-size"}},
-      {"bert", {"--layers", "--hidden-size", "--heads", "--seq-len", "--vocab"}},
+      {"bert", {"--layers", "--hidden-size", "--heads", "--seq-len", "--vocab", "--attention"}},
   };
   for (const auto& [owner, options] : own)
     for (const std::string& option : options)
@@ -180,6 +180,14 @@ void add_real_model_options(CLI::App& app, Args& a, ctp::samples::TrainerOptions
   app.add_option("--heads", o.bert.heads, "bert: attention heads")->capture_default_str();
   app.add_option("--seq-len", o.bert.seq_len, "bert: tokens per sequence")->capture_default_str();
   app.add_option("--vocab", o.bert.vocab, "bert: vocabulary size")->capture_default_str();
+  app.add_option_function<std::string>(
+         "--attention",
+         [&o](const std::string& name) {
+           o.bert.attention = ctp::samples::bert_attention_from_string(name);
+         },
+         "bert: self-attention op by op (ops) or as one flash_attn op (flash)")
+      ->check(CLI::IsMember({"ops", "flash"}))
+      ->default_str("ops");
   app.add_option("--init-params", o.init_params_dir,
                  "after the startup program, set every trainable parameter from DIR/<name>.npy "
                  "(Paddle's names; the files --save-params writes for one worker)");

@@ -156,7 +156,8 @@ TrainingPrograms build_training_programs(const ModelChoice& choice) {
   return minimized(choice, build_bert(b),
                    "BERT " + std::to_string(b.layers) + " layers, hidden " +
                        std::to_string(b.hidden) + ", " + std::to_string(b.heads) +
-                       " heads, sequence " + std::to_string(b.seq_len) + ", vocab " +
+                       (b.attention == BertAttention::Flash ? " heads (flash_attn)" : " heads") +
+                       ", sequence " + std::to_string(b.seq_len) + ", vocab " +
                        std::to_string(b.vocab) + ", token classification into " +
                        std::to_string(b.classes));
 }

@@ -116,13 +116,22 @@ TEST(RealModelTrainer, ResNetInEveryModeEndsWithTheMicroBatchReference) {
   EXPECT_GT(largest_difference(whole_batch, workers), 1000 * kTolerance);
 }
 
-TEST(RealModelTrainer, BertInEveryModeEndsWithOneWorkerOnTheWholeBatch) {
+// BERT's self-attention op by op, and as one flash_attn op per layer.
+class RealModelTrainerBert : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(RealModelTrainerBert, InEveryModeEndsWithOneWorkerOnTheWholeBatch) {
   // Momentum, not adam, for the comparison: the key projections' bias gets
   // a gradient that is 0 but for rounding (softmax ignores a constant added
   // to every key), and adam scales that noise up to steps of the learning
   // rate's size, which no reference reproduces.
-  expect_every_mode_matches(kBert, "", kTolerance);
+  const Training workers = expect_every_mode_matches(kBert + GetParam(), "", kTolerance);
+  if (!GetParam().empty())
+    EXPECT_NE(workers.output.find("(flash_attn)"), std::string::npos) << workers.output;
 }
+
+INSTANTIATE_TEST_SUITE_P(Attention, RealModelTrainerBert,
+                         ::testing::Values(std::string(), std::string(" --attention flash")),
+                         [](const auto& info) { return info.param.empty() ? "Ops" : "Flash"; });
 
 // --amp bf16 on the real models is the AMP rewrite pass's program
 // (transpilers/amp_rewrite.h; FP32 parameters and gradients): 2 Gloo workers
@@ -130,8 +139,9 @@ TEST(RealModelTrainer, BertInEveryModeEndsWithOneWorkerOnTheWholeBatch) {
 // equal the micro-batch reference's (the same sums, in the same order); in
 // BERT the whole batch's matmuls add up in another order than a shard's, and
 // a last-bit FP32 difference can round a bf16 cast the other way (2^-8
-// relative): 9e-3 seen after 4 steps, so 2e-2. The bf16 runs differ from the
-// FP32 ones, so the rewrite did take effect.
+// relative): 9e-3 seen after 4 steps, so 2e-2 (flash_attn, white-listed,
+// computes in BF16 too). The bf16 runs differ from the FP32 ones, so the
+// rewrite did take effect.
 TEST(RealModelTrainer, Bf16WorkersMatchTheBf16Reference) {
   if (!test::have_gloo()) GTEST_SKIP() << "built without Gloo";
   constexpr double kBf16Tolerance = 2e-2;
@@ -140,7 +150,8 @@ TEST(RealModelTrainer, Bf16WorkersMatchTheBf16Reference) {
     double tolerance;
   };
   for (const Model& m : {Model{kResNet, " --micro-batches 2", kTolerance},
-                         Model{kBert, "", kBf16Tolerance}}) {
+                         Model{kBert, "", kBf16Tolerance},
+                         Model{kBert + std::string(" --attention flash"), "", kBf16Tolerance}}) {
     SCOPED_TRACE(m.args);
     const std::string common = m.args + " --steps 4 --optimizer momentum --lr 0.05";
     const Training fp32 = train("--mode none" + m.reference_args + common);
@@ -207,6 +218,8 @@ TEST(RealModelTrainer, OptionsOfAnotherModelOrWithoutSupportAreUsageErrors) {
       {"--model bert --amp bf16 --loss-scale 8", "--loss-scale is the MLP's"},
       {"--model bert --dtype fp64", "--model bert trains in fp32 only"},
       {"--model bert --depth 50", "--depth applies to --model resnet, not --model bert"},
+      {"--model resnet --attention flash",
+       "--attention applies to --model bert, not --model resnet"},
       {"--model resnet --hidden 8", "--hidden applies to --model mlp, not --model resnet"},
       {"--model mlp --seq-len 8", "--seq-len applies to --model bert, not --model mlp"},
       {"--model bert --mode grad_allreduce --micro-batches 2",

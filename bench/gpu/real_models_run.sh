@@ -15,6 +15,9 @@
 #   ampb     the same for BERT-large, 8 x 512 tokens
 #   ampbs    ctp alone on ampb's BERT-large with softmax in BF16 too
 #            (ctp minimize --amp-white-list softmax)
+#   ampbf    ampb's BERT-large both ways in one call: ctp with its attention op by
+#            op, ctp with one flash_attn op per layer (ctp_sample_models bert
+#            --attention flash), then the PyTorch peers (eager, torch.compile)
 # WALL=1 adds a 1-step run before each profiled ctp run (wall time per step from the
 # difference); NO_COMPILE=1 leaves out the torch.compile peers of ampr/ampb;
 # KEEP_ALL=1 adds a profiled ctp run with --keep-all-vars to ampr/ampb (every
@@ -141,5 +144,9 @@ if want ampb; then
 fi
 if want ampbs; then
   AMP_ARGS="--amp-white-list softmax" PEERS=0 amp_train bertls 8 bert bert
+fi
+if want ampbf; then
+  PEERS=0 amp_train bertl 8 bert bert
+  amp_train bertlf 8 bert bert --attention flash
 fi
 echo "done $(date -u +%T)" | tee -a "$LOG"
