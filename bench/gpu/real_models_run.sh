@@ -7,7 +7,8 @@
 #            then --conv-tf32) against PyTorch eager (fp32, tf32)
 #   train    ResNet-50 training step (SGD), FP32, batch 64: ctp against PyTorch eager
 #   grads    torch_grad_check.py: ResNet-50 (batch 8), then BERT (BERT_ARGS, default
-#            a 2-layer 256-hidden one)
+#            a 2-layer 256-hidden one; "--attention flash" among them checks ctp's
+#            flash_attn BERT against BertModel)
 #   bertl    torch_grad_check.py on BERT-large (24 x 1024, 16 heads), 2 x 512 tokens
 #   ampr     ResNet-50 training step (SGD), batch 64, BF16 mixed precision: ctp
 #            (ctp minimize --amp bf16) against PyTorch eager and torch.compile

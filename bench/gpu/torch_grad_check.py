@@ -12,7 +12,7 @@ reference too. FP32 on both sides, TF32 off on both sides (ctp without
   python3 bench/gpu/torch_grad_check.py --model resnet50 --batch 8 \
       --ctp build/ctp --models build/samples/ctp_sample_models --work /tmp/gradcheck
   python3 bench/gpu/torch_grad_check.py --model bert --layers 24 --hidden 1024 --heads 16 \
-      --seq-len 512 --batch 2 ...
+      --seq-len 512 --batch 2 ...        # --attention flash: ctp's BERT with flash_attn
 
 Error of a tensor: ||a - b|| / ||b|| (2-norms over the whole tensor). A
 gradient passes when ctp's error against the FP64 reference is within
@@ -123,6 +123,9 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     add_model_args(ap)
     ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--attention", choices=["ops", "flash"], default="ops",
+                    help="bert: ctp's self-attention op by op or as flash_attn (PyTorch's side "
+                         "is BertModel either way)")
     a = ap.parse_args()
     a.classes = model_classes(a)
     torch.backends.cudnn.allow_tf32 = False
@@ -136,7 +139,7 @@ def main():
     else:
         spec = ["bert", "--layers", a.layers, "--hidden", a.hidden, "--heads", a.heads,
                 "--seq-len", a.seq_len, "--vocab", a.vocab, "--max-position", a.max_position,
-                "--classes", a.classes]
+                "--classes", a.classes, "--attention", a.attention]
     out = sh([a.models, *spec, "-o", work / "fwd"])
     loss_name = re.search(r"loss (\S+)", out).group(1)
     sh([a.ctp, "minimize", "--startup", work / "fwd/startup.pb", "--main", work / "fwd/main.pb",
