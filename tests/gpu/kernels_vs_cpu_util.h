@@ -63,6 +63,7 @@ struct Outcome {
   std::size_t algorithm_choices = 0;  // out: the GPU's cached algorithm choices
   std::size_t kernel_states = 0;      // out: the GPU's cached kernel states (cuDNN plans)
   Scope gpu_host;                     // the GPU scope's outputs copied to the host
+  Scope cpu_host;                     // the CPU scope's outputs
   RunCounters gpu_counters;
 };
 
@@ -110,7 +111,10 @@ inline void expect_same(const Program& program, const std::map<std::string, Tens
         ++reported;
       }
     }
-    if (outcome) outcome->gpu_host.var(name) = g;
+    if (outcome) {
+      outcome->gpu_host.var(name) = g;
+      outcome->cpu_host.var(name) = c;
+    }
   }
   if (outcome) {
     outcome->gpu_counters = gpu_run.services().counters;
