@@ -27,6 +27,10 @@ struct Slot {
 struct WireAttrs {
   std::string fields;
   uint32_t count = 0;
+  // Every Attr message starts with its name and holds no other name field
+  // (as protobuf libraries write them): finding an attribute by name then
+  // reads one field of each, not all of them (op_callstack has dozens).
+  bool names_lead = false;
   bool empty() const { return count == 0; }
 };
 

@@ -292,10 +292,12 @@ struct AttrFields {
   std::size_t from = 0, to = 0;
   uint32_t count = 0;
   bool one_run = true;
-  void add(std::size_t start, std::size_t end) {
+  bool names_lead = true;  // WireAttrs::names_lead
+  void add(std::size_t start, std::size_t end, bool name_leads) {
     if (count == 0) from = start;
     else if (start != to) one_run = false;
     to = end;
+    names_lead = names_lead && name_leads;
     ++count;
   }
 };
@@ -305,7 +307,9 @@ struct AttrFields {
 void keep_attrs(Op& op, Reader r, const AttrFields& fields) {
   if (fields.count == 0) return;
   if (fields.one_run) {
-    op.set_wire_attrs(WireAttrs{std::string(r.span(fields.from, fields.to)), fields.count});
+    op.set_wire_attrs(WireAttrs{.fields = std::string(r.span(fields.from, fields.to)),
+                                .count = fields.count,
+                                .names_lead = fields.names_lead});
     return;
   }
   std::vector<NamedAttribute>& attrs = op.mutable_attrs();
@@ -361,8 +365,9 @@ Op parse_op(Reader r, SourceLocation& place) {
         case fl::op::kAttrs: {
           // Checked here, so that an error names its place; kept below.
           place.attr = attr_fields.count;
-          check_op_attr(nested_at(r, tag, start, "attrs", place), place);
-          attr_fields.add(start, r.position());
+          const bool name_leads =
+              check_op_attr(nested_at(r, tag, start, "attrs", place), place);
+          attr_fields.add(start, r.position(), name_leads);
           leave_attr(place);
           break;
         }

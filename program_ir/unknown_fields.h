@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "program_ir/heap_optional.h"
+
 namespace ctp {
 
 class UnknownFields {
@@ -31,8 +33,8 @@ class UnknownFields {
   // Bytes that follow every known field.
   UnknownFields(std::string bytes_at_end) { append(kAtEnd, bytes_at_end); }
 
-  bool empty() const { return runs_.empty(); }
-  const std::vector<Run>& runs() const { return runs_; }
+  bool empty() const { return !runs_; }
+  const std::vector<Run>& runs() const { return runs_ ? *runs_ : no_runs(); }
   // Appends bytes placed after `after` known fields; runs keep the order in
   // which they are appended, and a run placed like the one before it joins
   // it. Empty bytes add nothing.
@@ -46,7 +48,10 @@ class UnknownFields {
   bool operator==(const UnknownFields&) const = default;
 
  private:
-  std::vector<Run> runs_;
+  // Absent until a run is appended: nearly every message has none, and a
+  // program holds one of these per var and op.
+  HeapOptional<std::vector<Run>> runs_;
+  static const std::vector<Run>& no_runs();
 };
 
 // Writes the runs of `fields` at their places while a message's known fields
@@ -55,7 +60,8 @@ class UnknownFields {
 template <typename Sink>
 class UnknownFieldsCursor {
  public:
-  UnknownFieldsCursor(const UnknownFields& fields, Sink& sink) : fields_(fields), sink_(sink) {}
+  UnknownFieldsCursor(const UnknownFields& fields, Sink& sink)
+      : runs_(fields.runs()), sink_(sink) {}
 
   void before_known() {
     flush(written_);
@@ -65,11 +71,10 @@ class UnknownFieldsCursor {
 
  private:
   void flush(std::size_t up_to) {
-    const auto& runs = fields_.runs();
-    while (next_ < runs.size() && runs[next_].after <= up_to) sink_(runs[next_++].bytes);
+    while (next_ < runs_.size() && runs_[next_].after <= up_to) sink_(runs_[next_++].bytes);
   }
 
-  const UnknownFields& fields_;
+  const std::vector<UnknownFields::Run>& runs_;
   Sink& sink_;
   std::size_t next_ = 0;
   std::size_t written_ = 0;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "program_ir/heap_optional.h"
 #include "program_ir/types.h"
 #include "program_ir/unknown_fields.h"
 
@@ -77,9 +78,10 @@ struct Var {
   // The VarDesc attrs, in file order.
   std::vector<VarAttr> attrs;
   // VarType.reader (READER vars) and VarType.tuple's element types, when the
-  // file has them.
-  std::optional<std::vector<ReaderTensorDesc>> reader;
-  std::optional<std::vector<VarKind>> tuple;
+  // file has them (on the heap: nearly no var has them, and a program holds
+  // one Var per variable).
+  HeapOptional<std::vector<ReaderTensorDesc>> reader;
+  HeapOptional<std::vector<VarKind>> tuple;
   // Fields unknown to ctp, in VarDesc and in its VarType. A tensor
   // description that does not belong to the var's kind is one of them.
   UnknownFields unknown_fields;

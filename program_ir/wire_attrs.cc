@@ -103,15 +103,21 @@ void check_scalars(AttrType type, const AttrValue& value, std::size_t at) {
 }
 
 // One Attr message; without `keep`, its name and value are checked but
-// neither is copied (the result is empty).
-NamedAttribute read_op_attr(Reader r, SourceLocation& place, bool keep) {
+// neither is copied (the result is empty). `names_lead`, when given, is set
+// to whether the name is the first field and the only name field.
+NamedAttribute read_op_attr(Reader r, SourceLocation& place, bool keep,
+                            bool* names_lead = nullptr) {
   std::string_view name;
   bool has_name = false;
+  int name_fields = 0;
+  bool name_first = false;
   std::optional<uint64_t> raw_type;
   return guarded(place, [&] {
     Reader scan = r;
     for_each_field(scan, [&](const Tag& tag, std::size_t start) {
       if (tag.field == fl::op_attr::kName) {
+        name_first = name_first || start == 0;
+        ++name_fields;
         name = read_bytes_field(scan, tag, start, "name");
         place.attr_name = name;
         has_name = true;
@@ -145,6 +151,7 @@ NamedAttribute read_op_attr(Reader r, SourceLocation& place, bool keep) {
       fail(place, "attr of type " + std::string(to_string(type)) + " has no value (field " +
                       vf.name + " = " + std::to_string(vf.field) + ")");
     check_scalars(type, value, r.offset_at(0));
+    if (names_lead) *names_lead = name_first && name_fields == 1;
     if (!keep) return NamedAttribute{};
     return NamedAttribute{std::string(name), Attribute(type, std::move(value))};
   });
@@ -156,9 +163,30 @@ NamedAttribute parse_op_attr(Reader r, SourceLocation& place) {
   return read_op_attr(r, place, true);
 }
 
-void check_op_attr(Reader r, SourceLocation& place) { read_op_attr(r, place, false); }
+bool check_op_attr(Reader r, SourceLocation& place) {
+  bool names_lead = false;
+  read_op_attr(r, place, false, &names_lead);
+  return names_lead;
+}
 
 namespace {
+
+// The name of a checked Attr message: the last name field, as protobuf
+// reads it; only the first field's when `names_lead` says it is the one.
+std::string_view attr_name(Reader message, bool names_lead) {
+  std::string_view name;
+  if (names_lead) {
+    message.read_tag();
+    return message.read_bytes();
+  }
+  for_each_field(message, [&](const Tag& tag, std::size_t start) {
+    if (tag.field == fl::op_attr::kName)
+      name = message.read_bytes();
+    else
+      message.skip_field(tag, start);
+  });
+  return name;
+}
 
 // Calls on_attr(reader of the Attr message, its name) for each attribute of
 // `wire` until it returns true.
@@ -168,15 +196,7 @@ void find_in_wire(const WireAttrs& wire, OnAttr&& on_attr) {
   while (!r.done()) {
     r.read_tag();
     Reader message(r.read_bytes(), 0);
-    std::string_view name;
-    Reader scan = message;
-    for_each_field(scan, [&](const Tag& tag, std::size_t start) {
-      if (tag.field == fl::op_attr::kName)
-        name = scan.read_bytes();
-      else
-        scan.skip_field(tag, start);
-    });
-    if (on_attr(message, name)) return;
+    if (on_attr(message, attr_name(message, wire.names_lead))) return;
   }
 }
 

@@ -16,8 +16,10 @@ namespace ctp {
 // (whose attr_name it sets).
 NamedAttribute parse_op_attr(wire::Reader r, SourceLocation& place);
 // The same checks, copying nothing: what the reader does for attributes an
-// op keeps as wire bytes, so that decoding them later cannot fail.
-void check_op_attr(wire::Reader r, SourceLocation& place);
+// op keeps as wire bytes, so that decoding them later cannot fail. Returns
+// whether the name is the message's first field and its only name field
+// (WireAttrs::names_lead).
+bool check_op_attr(wire::Reader r, SourceLocation& place);
 
 // Every attribute of `wire`, in order.
 std::vector<NamedAttribute> decode_wire_attrs(const WireAttrs& wire);

@@ -145,6 +145,32 @@ TEST(OpWireAttrs, AttributesSplitByAnotherFieldAreDecodedWhenRead) {
   EXPECT_TRUE(split.is_target);
 }
 
+// Finding one attribute reads only each Attr's first field when every name
+// leads its message (WireAttrs::names_lead, as protobuf libraries write
+// them); otherwise the last name field of each message is its name, as in
+// protobuf, whether one attribute or all are read.
+TEST(OpWireAttrs, NamesAreFoundWhereProtobufFindsThem) {
+  const Program plain = parse_program_proto(program_of(scale_op()), "p.pb");
+  EXPECT_TRUE(plain.global_block().ops().front().wire_attrs().names_lead);
+
+  Pb renamed;  // "scale" named twice: protobuf keeps the last, "op_role"
+  renamed.str(1, "scale").int32(2, 0).int32(3, 2).str(1, "op_role");
+  Pb late;  // the name after the value
+  late.int32(2, 1).f32(4, 1.5f).str(1, "scale");
+  Pb op;
+  op.str(3, "scale").msg(4, renamed).msg(4, late);
+  const Program read = parse_program_proto(program_of(op), "names.pb");
+  const Op& odd = read.global_block().ops().front();
+  ASSERT_EQ(odd.wire_attrs().count, 2u);
+  EXPECT_FALSE(odd.wire_attrs().names_lead);
+  EXPECT_EQ(odd.attr_value("op_role"), Attribute(int32_t{2}));
+  EXPECT_EQ(get_op_role(odd), 2);
+  EXPECT_EQ(odd.attr_value("scale"), Attribute(1.5f));
+  EXPECT_TRUE(odd.has_attr("op_role"));
+  EXPECT_EQ(odd.attrs(), (std::vector<NamedAttribute>{{"op_role", Attribute(int32_t{2})},
+                                                       {"scale", Attribute(1.5f)}}));
+}
+
 // An op read once may be read by several threads at once (the executor's
 // device threads): the first reads decode the attributes exactly once, and
 // every thread sees the same list.
