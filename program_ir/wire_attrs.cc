@@ -213,12 +213,45 @@ std::vector<NamedAttribute> decode_wire_attrs(const WireAttrs& wire) {
   return attrs;
 }
 
+namespace {
+
+// The value of a checked Attr message whose type holds one varint (INT,
+// BOOLEAN, BLOCK, LONG: op_role is one, and a transpile asks every op for
+// it), read in one pass without parse_op_attr's checks, which the reader
+// made; nullopt for the other types. The last occurrence of a field wins,
+// as in protobuf; a checked message has no value field of another type.
+std::optional<Attribute> decode_varint_attr(Reader message) {
+  uint64_t raw_type = 0;
+  uint64_t value = 0;
+  for_each_field(message, [&](const Tag& tag, std::size_t start) {
+    if (tag.field == fl::op_attr::kType) {
+      raw_type = message.read_varint();
+    } else if (tag.type == WireType::Varint && tag.field != fl::op_attr::kName) {
+      value = message.read_varint();  // a varint value field: i, b, block_idx or l
+    } else {
+      message.skip_field(tag, start);
+    }
+  });
+  switch (static_cast<AttrType>(raw_type)) {
+    case AttrType::INT: return Attribute(wire::as_int32(value));
+    case AttrType::BOOLEAN: return Attribute(value != 0);
+    case AttrType::BLOCK: return Attribute(AttrType::BLOCK, wire::as_int32(value));
+    case AttrType::LONG: return Attribute(wire::as_int64(value));
+    default: return std::nullopt;
+  }
+}
+
+}  // namespace
+
 std::optional<Attribute> decode_wire_attr(const WireAttrs& wire, std::string_view name) {
   std::optional<Attribute> found;
   find_in_wire(wire, [&](Reader message, std::string_view attr_name) {
     if (attr_name != name) return false;
-    SourceLocation place;
-    found = parse_op_attr(message, place).value;
+    found = decode_varint_attr(message);
+    if (!found) {
+      SourceLocation place;
+      found = parse_op_attr(message, place).value;
+    }
     return true;
   });
   return found;

@@ -171,6 +171,34 @@ TEST(OpWireAttrs, NamesAreFoundWhereProtobufFindsThem) {
                                                        {"scale", Attribute(1.5f)}}));
 }
 
+// One attribute read from the bytes equals the same attribute of the decoded
+// list, for each type whose value is one varint (read without the general
+// decoder) and when a value field comes twice (the last wins, as in
+// protobuf), with negative and 64-bit values.
+TEST(OpWireAttrs, OneAttributeReadsAsTheDecodedList) {
+  Pb twice, flag, big, block, negative;
+  twice.str(1, "twice").int32(2, 0).int32(3, 1).int32(3, 7);  // INT, i twice
+  flag.str(1, "flag").int32(2, 6).varint(10, 1);               // BOOLEAN
+  big.str(1, "big").int32(2, 9).int64(13, int64_t{1} << 40);   // LONG
+  block.str(1, "sub_block").int32(2, 8).int32(12, 3);          // BLOCK
+  negative.str(1, "negative").int32(2, 0).int32(3, -5);        // INT
+  Pb op;
+  op.str(3, "while").msg(4, twice).msg(4, flag).msg(4, big).msg(4, block).msg(4, negative);
+  op.msg(4, float_attr("scale", 0.5f));
+  const Program read = parse_program_proto(program_of(op), "values.pb");
+  const Op& o = read.global_block().ops().front();
+  ASSERT_EQ(o.wire_attrs().count, 6u);
+  const Program decoded = parse_program_proto(program_of(op), "values.pb");
+  const std::vector<NamedAttribute>& all = decoded.global_block().ops().front().attrs();
+  ASSERT_EQ(all.size(), 6u);
+  for (const NamedAttribute& a : all) EXPECT_EQ(o.attr_value(a.name), a.value) << a.name;
+  EXPECT_EQ(o.attr_value("twice"), Attribute(int32_t{7}));
+  EXPECT_EQ(o.attr_value("flag"), Attribute(true));
+  EXPECT_EQ(o.attr_value("big"), Attribute(int64_t{1} << 40));
+  EXPECT_EQ(o.attr_value("sub_block"), Attribute(AttrType::BLOCK, int32_t{3}));
+  EXPECT_EQ(o.attr_value("negative"), Attribute(int32_t{-5}));
+}
+
 // An op read once may be read by several threads at once (the executor's
 // device threads): the first reads decode the attributes exactly once, and
 // every thread sees the same list.
