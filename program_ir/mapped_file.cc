@@ -5,6 +5,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "program_ir/atomic_file.h"
 
 namespace ctp {
@@ -28,6 +30,16 @@ MappedFile::MappedFile(const std::string& path) {
   // Not mapped (a directory, a pipe, an empty or unreadable file): read_file
   // reads it or says why it cannot.
   if (!map_) read_ = read_file(path);
+}
+
+void MappedFile::release_before(std::size_t offset) {
+  if (!map_ || offset < released_ + kReleaseStep) return;
+  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const std::size_t end = std::min(offset, size_) / page * page;
+  // A private, read-only file mapping: the pages are dropped, and a later
+  // read maps the file's bytes again. A failure only keeps them resident.
+  if (end > released_ && ::madvise(map_ + released_, end - released_, MADV_DONTNEED) == 0)
+    released_ = end;
 }
 
 MappedFile::~MappedFile() {

@@ -50,7 +50,12 @@ ProgramFormat detect_program_format(std::string_view bytes) {
   return ProgramFormat::Json;
 }
 
-Program parse_program(std::string_view bytes, const std::string& source) {
+namespace {
+
+// parse_program, telling `done_with` how far a protobuf read got
+// (parse_program_proto).
+Program parse_program_reporting(std::string_view bytes, const std::string& source,
+                                const std::function<void(std::size_t)>& done_with) {
   std::size_t first = 0;
   while (first < bytes.size() && is_json_space(bytes[first])) ++first;
   if (first == bytes.size())
@@ -58,7 +63,7 @@ Program parse_program(std::string_view bytes, const std::string& source) {
   if (detect_program_format(bytes) == ProgramFormat::Json)
     return parse_program_json(bytes, source);
   try {
-    return parse_program_proto(bytes, source);
+    return parse_program_proto(bytes, source, done_with);
   } catch (const Error& e) {
     // Text that is not a JSON object fails as protobuf; say what was expected.
     if (looks_like_text(bytes))
@@ -68,9 +73,18 @@ Program parse_program(std::string_view bytes, const std::string& source) {
   }
 }
 
+}  // namespace
+
+Program parse_program(std::string_view bytes, const std::string& source) {
+  return parse_program_reporting(bytes, source, nullptr);
+}
+
 Program load_program_file(const std::string& path) {
-  const MappedFile file(path);
-  return parse_program(file.bytes(), path);
+  MappedFile file(path);
+  // The input's pages go back as the read passes them, so that they and the
+  // program read from them are not both resident at its end.
+  return parse_program_reporting(file.bytes(), path,
+                                 [&file](std::size_t done) { file.release_before(done); });
 }
 
 std::string serialize_program(const Program& program, ProgramFormat format) {

@@ -388,7 +388,10 @@ Op parse_op(Reader r, SourceLocation& place) {
 
 // --- BlockDesc and ProgramDesc ---
 
-Block parse_block(Reader r, SourceLocation& place) {
+// Reading a large block, the caller hears every so often how far it got.
+using DoneWith = std::function<void(std::size_t)>;
+
+Block parse_block(Reader r, SourceLocation& place, const DoneWith& done_with) {
   Block block;
   bool has_idx = false, has_parent = false;
   long var_index = 0, op_index = 0;
@@ -415,6 +418,7 @@ Block parse_block(Reader r, SourceLocation& place) {
           }
           place.var = -1;
           place.var_name.clear();
+          if (done_with) done_with(r.offset());
           break;
         }
         case fl::block::kOps: {
@@ -422,6 +426,7 @@ Block parse_block(Reader r, SourceLocation& place) {
           block.append_op(parse_op(nested_at(r, tag, start, "ops", place), place));
           place.op = -1;
           place.op_type.clear();
+          if (done_with) done_with(r.offset());
           break;
         }
         case fl::block::kForwardBlockIdx:
@@ -494,6 +499,11 @@ void parse_op_version_map(Reader r, const SourceLocation& place, std::vector<OpV
 }  // namespace
 
 Program parse_program_proto(std::string_view bytes, const std::string& source) {
+  return parse_program_proto(bytes, source, nullptr);
+}
+
+Program parse_program_proto(std::string_view bytes, const std::string& source,
+                            const DoneWith& done_with) {
   Program program;
   SourceLocation place{.source = source};
   Reader r(bytes, 0);
@@ -503,7 +513,8 @@ Program parse_program_proto(std::string_view bytes, const std::string& source) {
       switch (tag.field) {
         case fl::program::kBlocks: {
           place.block = static_cast<int64_t>(program.blocks.size());
-          program.blocks.push_back(parse_block(nested_at(r, tag, start, "blocks", place), place));
+          program.blocks.push_back(
+              parse_block(nested_at(r, tag, start, "blocks", place), place, done_with));
           place.block = -1;
           break;
         }

@@ -41,6 +41,7 @@
 // and no attr of the var's holds it. A program read from protobuf library
 // output (canonical bytes) is written back byte for byte.
 #pragma once
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -52,6 +53,13 @@ class ByteSink;  // program_ir/byte_sink.h
 
 // `source` names the input in error messages (usually its file name).
 Program parse_program_proto(std::string_view bytes, const std::string& source);
+// The same, calling `done_with(n)` now and then as reading goes on: the
+// program holds copies of what it read, so the first n bytes are no longer
+// needed and a caller that mapped the input may give their pages back
+// (load_program_file: the input's pages and the program's then need not
+// both be resident at the end of a large read).
+Program parse_program_proto(std::string_view bytes, const std::string& source,
+                            const std::function<void(std::size_t)>& done_with);
 std::string serialize_program_proto(const Program& program);
 // The same bytes, handed to `sink` in pieces as they are encoded (a size
 // pass over the program first, then the write), so that the output is never
