@@ -1,10 +1,11 @@
 // The row kernels of flash_attn and flash_attn_grad (attention_launch.h): a
-// warp per row of scores, 32 adjacent keys per step. The forward finds the
-// row's max and its sum of exponentials in one pass (each lane keeps a
-// running max and a sum rescaled when the max grows, as FlashAttention's
-// online softmax does; the lanes' pairs are then merged), so the scores are
-// read twice: once for lse, once to write the probabilities. Everything is
-// computed in float; 16-bit outputs are rounded once.
+// warp per row of scores, 32 adjacent keys per step. The forward reads a
+// row of up to 512 scores once into registers (max, sum of exponentials,
+// probabilities); a longer row is read twice: once for its max and sum in
+// one pass (each lane keeps a running max and a sum rescaled when the max
+// grows, as FlashAttention's online softmax does; the lanes' pairs are then
+// merged), once to write the probabilities. Everything is computed in float;
+// 16-bit outputs are rounded once.
 #include <cmath>
 
 #include "ops/cuda/attention_launch.h"
@@ -16,6 +17,14 @@ namespace {
 using namespace detail;  // ops/cuda/device_math.cuh
 
 constexpr unsigned kRowsPerBlock = kThreads / 32;
+
+// A warp per row, the grid striding over the rows.
+__device__ inline int64_t first_warp_row() {
+  return static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
+}
+__device__ inline int64_t warp_row_stride() {
+  return static_cast<int64_t>(gridDim.x) * kRowsPerBlock;
+}
 
 // Keys of query i that a causal mask leaves visible: j < visible.
 __device__ inline int64_t visible_keys(const AttentionRows& r, int64_t row) {
@@ -59,12 +68,16 @@ __device__ inline float warp_sum(float v) {
   return v;
 }
 
+__device__ inline float warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
 template <typename T>
 __global__ void attention_probs_kernel(const float* scores, T* probs, float* lse,
                                        AttentionRows r) {
   const unsigned lane = threadIdx.x & 31u;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
-       row < r.rows; row += static_cast<int64_t>(gridDim.x) * kRowsPerBlock) {
+  for (int64_t row = first_warp_row(); row < r.rows; row += warp_row_stride()) {
     const float* s = scores + row * r.seq_k;
     const int64_t visible = visible_keys(r, row);
     const float row_log_sum = row_lse(s, visible, lane);
@@ -75,14 +88,49 @@ __global__ void attention_probs_kernel(const float* scores, T* probs, float* lse
   }
 }
 
+// The same for rows of at most 32 x kPerLane scores, which the warp holds in
+// registers: the scores are read once (BERT's 512 keys: 16 a lane).
+constexpr int kPerLane = 16;
+
+template <typename T>
+__global__ void attention_probs_in_registers_kernel(const float* scores, T* probs, float* lse,
+                                                    AttentionRows r) {
+  const unsigned lane = threadIdx.x & 31u;
+  for (int64_t row = first_warp_row(); row < r.rows; row += warp_row_stride()) {
+    const float* s = scores + row * r.seq_k;
+    const int64_t visible = visible_keys(r, row);
+    float x[kPerLane];
+    float max_value = -INFINITY;
+#pragma unroll
+    for (int t = 0; t < kPerLane; ++t) {
+      const int64_t j = lane + 32 * t;
+      x[t] = j < visible ? s[j] : -INFINITY;
+      max_value = fmaxf(max_value, x[t]);
+    }
+    max_value = warp_max(max_value);
+    float sum = 0;
+#pragma unroll
+    for (int t = 0; t < kPerLane; ++t)
+      if (lane + 32 * t < visible) sum += expf(x[t] - max_value);
+    sum = warp_sum(sum);
+    const float row_log_sum = visible > 0 ? max_value + logf(sum) : INFINITY;
+    T* p = probs + row * r.seq_k;
+#pragma unroll
+    for (int t = 0; t < kPerLane; ++t) {
+      const int64_t j = lane + 32 * t;
+      if (j < r.seq_k) p[j] = narrow<T>(j < visible ? expf(x[t] - row_log_sum) : 0.0f);
+    }
+    if (lane == 0) lse[row] = row_log_sum;
+  }
+}
+
 template <typename T>
 __global__ void attention_grad_scores_kernel(const float* scores, const float* dprobs,
                                              const float* lse, const T* out, const T* dout,
                                              T* probs, T* dscores, AttentionGradRows g) {
   const AttentionRows& r = g.rows;
   const unsigned lane = threadIdx.x & 31u;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * kRowsPerBlock + threadIdx.x / 32;
-       row < r.rows; row += static_cast<int64_t>(gridDim.x) * kRowsPerBlock) {
+  for (int64_t row = first_warp_row(); row < r.rows; row += warp_row_stride()) {
     // out and dout of (head row / seq_q, query row % seq_q) in [seq_q, heads, head_dim].
     const int64_t at = ((row % r.seq_q) * g.heads + row / r.seq_q) * g.head_dim;
     float d = 0;
@@ -112,7 +160,11 @@ template <typename T>
 void attention_probs(const float* scores, T* probs, float* lse, const AttentionRows& rows,
                      Stream s) {
   if (rows.rows <= 0) return;
-  attention_probs_kernel<T><<<row_blocks(rows.rows), kThreads, 0, s>>>(scores, probs, lse, rows);
+  if (rows.seq_k <= 32 * kPerLane)
+    attention_probs_in_registers_kernel<T>
+        <<<row_blocks(rows.rows), kThreads, 0, s>>>(scores, probs, lse, rows);
+  else
+    attention_probs_kernel<T><<<row_blocks(rows.rows), kThreads, 0, s>>>(scores, probs, lse, rows);
 }
 
 template <typename T>

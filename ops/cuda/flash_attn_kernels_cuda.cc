@@ -9,9 +9,10 @@
 // runs dP = dO V^T, the row step dS = P (dP - rowsum(dO * O)) scale, then
 // dV = P^T dO, dQ = dS K, dK = dS^T Q, each a strided GEMM with FP32 sums.
 // The scores and their gradients live in scratch for one batch index at a
-// time (BERT-large: 16 heads x 512 x 512, 16 MiB in FP32, small enough for
-// the L2 cache to hold between the GEMM that writes it and the kernel that
-// reads it), freed when the op returns.
+// time (BERT-large: 16 heads x 512 x 512, 16 MiB in FP32), freed when the op
+// returns; the heads of a batch index are one strided batch (in rounds of
+// fewer heads, to keep the scratch in the L2 cache, BERT-large's backward
+// ran slower: bench/RESULTS.md, session 15).
 #include <cuda_runtime.h>
 
 #include <optional>

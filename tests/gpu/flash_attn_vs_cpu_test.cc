@@ -96,6 +96,11 @@ TEST(GpuKernels, FlashAttnFp32AsOnTheCpu) {
   // More queries than keys: causal rows 0..seq_q-seq_k-1 see no key.
   expect_gpu_matches_cpu({1, 45, 29, 2, 16, true, DataType::FP32}, 2e-5);
   expect_gpu_matches_cpu({1, 1, 77, 3, 8, false, DataType::FP32}, 2e-5);
+  // Rows longer than the forward's registers hold (512 keys): read twice.
+  for (bool causal : {false, true})
+    expect_gpu_matches_cpu({1, 5, 600, 2, 16, causal, DataType::FP32}, 2e-5);
+  // BERT-large's heads (16 of 512 x 64, the most keys the forward's registers hold).
+  expect_gpu_matches_cpu({1, 512, 512, 16, 64, true, DataType::FP32}, 2e-5);
 }
 
 TEST(GpuKernels, FlashAttnSixteenBitAsOnTheCpu) {
@@ -105,6 +110,8 @@ TEST(GpuKernels, FlashAttnSixteenBitAsOnTheCpu) {
     expect_gpu_matches_cpu({2, 37, 53, 1, 24, causal, DataType::BF16}, 1e-2);
   }
   expect_gpu_matches_cpu({2, 96, 96, 2, 64, true, DataType::FP16}, 5e-3);
+  // BERT-large's heads.
+  expect_gpu_matches_cpu({2, 512, 512, 16, 64, false, DataType::BF16}, 1e-2);
 }
 
 }  // namespace
