@@ -9,6 +9,7 @@
 #   grads    torch_grad_check.py: ResNet-50 (batch 8), then BERT (BERT_ARGS, default
 #            a 2-layer 256-hidden one; "--attention flash" among them checks ctp's
 #            flash_attn BERT against BertModel)
+#   gradsb   grads' BERT alone (no ResNet-50), BERT_ARGS as there
 #   bertl    torch_grad_check.py on BERT-large (24 x 1024, 16 heads), 2 x 512 tokens
 #   ampr     ResNet-50 training step (SGD), batch 64, BF16 mixed precision: ctp
 #            (ctp minimize --amp bf16) against PyTorch eager and torch.compile
@@ -108,12 +109,14 @@ if want train; then
   measure 120 python3 bench/gpu/torch_step.py --model resnet50 --mode train --precision tf32
 fi
 if want grads; then
-  measure 200 python3 bench/gpu/torch_grad_check.py --model resnet50 --batch 8 --work $W/gc_r50
-  measure 200 python3 bench/gpu/torch_grad_check.py --model bert --work $W/gc_bert \
+  measure 200 python3 bench/gpu/torch_grad_check.py --ctp $CTP --models $MODELS --model resnet50 --batch 8 --work $W/gc_r50
+fi
+if want grads || want gradsb; then
+  measure 200 python3 bench/gpu/torch_grad_check.py --ctp $CTP --models $MODELS --model bert --work $W/gc_bert \
     ${BERT_ARGS:---layers 2 --hidden 256 --heads 4 --seq-len 128 --batch 4}
 fi
 if want bertl; then
-  measure 240 python3 bench/gpu/torch_grad_check.py --model bert --work $W/gc_bertl --batch 2
+  measure 240 python3 bench/gpu/torch_grad_check.py --ctp $CTP --models $MODELS --model bert --work $W/gc_bertl --batch 2
 fi
 # A bf16 training step of a model: ctp (--amp bf16, SGD) and its PyTorch peers.
 # AMP_ARGS go to ctp minimize; PEERS=0 leaves out the PyTorch peers.

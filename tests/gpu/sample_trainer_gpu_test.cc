@@ -263,6 +263,38 @@ TEST(GpuSampleTrainer, OpBatchingLeavesTrainingUnchanged) {
   }
 }
 
+// A small BERT whose attention is one flash_attn op per layer (sequence 24,
+// no multiple of a tile; 2 heads of 16), trained 3 steps on one GPU and on
+// the CPU: FP32 within FP32 rounding of the CPU's parameters, BF16 (--amp
+// bf16: flash_attn in BF16, P and dS rounded to 16 bits on the GPU only)
+// within 16-bit tolerance. The profile shows that the GPU ran both ops.
+TEST(GpuSampleTrainer, BertWithFlashAttentionFollowsTheCpu) {
+  CTP_REQUIRE_GPUS(1);
+  for (DataType amp : {DataType::FP32, DataType::BF16}) {
+    const std::string tag = "bert_flash_" + std::string(to_string(amp));
+    samples::TrainerOptions o = small_run("none", samples::OptimizerKind::SGD);
+    o.model_kind = samples::ModelKind::Bert;
+    o.bert.layers = 2;
+    o.bert.hidden = 32;
+    o.bert.heads = 2;
+    o.bert.seq_len = 24;
+    o.bert.max_position = 24;
+    o.bert.vocab = 64;
+    o.bert.classes = 4;
+    o.bert.attention = samples::BertAttention::Flash;
+    if (amp != DataType::FP32) o.model.amp = amp;
+    o.global_batch = 4;
+    o.steps = 3;
+    const Params cpu = train_in_this_process(o, tag + "_cpu");
+    o.device = Device{DeviceKind::CUDA, 0};
+    o.profile = true;
+    std::string output;
+    const Params gpu = train_in_this_process(o, tag + "_gpu", &output);
+    EXPECT_NE(output.find("flash_attn_grad"), std::string::npos) << output;
+    expect_close(cpu, gpu, amp == DataType::FP32 ? 1e-4 : 2e-2, tag + ", one GPU");
+  }
+}
+
 TEST(GpuSampleTrainer, MixedPrecisionOnTwoGpusAllReducesSixteenBitGradients) {
   CTP_REQUIRE_GPUS(2);
   constexpr int n = 2;
