@@ -131,8 +131,11 @@ __global__ void attention_grad_scores_kernel(const float* scores, const float* d
   const AttentionRows& r = g.rows;
   const unsigned lane = threadIdx.x & 31u;
   for (int64_t row = first_warp_row(); row < r.rows; row += warp_row_stride()) {
-    // out and dout of (head row / seq_q, query row % seq_q) in [seq_q, heads, head_dim].
-    const int64_t at = ((row % r.seq_q) * g.heads + row / r.seq_q) * g.head_dim;
+    // out and dout of (batch index, head) = bh and query row % seq_q, in
+    // [batch, seq_q, heads, head_dim].
+    const int64_t bh = row / r.seq_q;
+    const int64_t at = ((bh / g.heads * r.seq_q + row % r.seq_q) * g.heads + bh % g.heads) *
+                       g.head_dim;
     float d = 0;
     for (int64_t c = lane; c < g.head_dim; c += 32)
       d += widen(out[at + c]) * widen(dout[at + c]);

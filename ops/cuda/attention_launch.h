@@ -11,9 +11,9 @@
 
 namespace ctp::cuda::launch {
 
-// Rows of one batch index's attention: `rows` = heads x seq_q rows of seq_k
-// FP32 scores (row r is head r / seq_q, query i = r % seq_q), already
-// scaled. With `causal`, key j of query i is visible while
+// Rows of some batch indices' attention: `rows` = batch indices x heads x
+// seq_q rows of seq_k FP32 scores (row r is (batch index, head) r / seq_q,
+// query i = r % seq_q), already scaled. With `causal`, key j of query i is visible while
 // j <= i + seq_k - seq_q (bottom-right aligned, as FlashAttention 2.1+).
 struct AttentionRows {
   int64_t rows = 0;
@@ -31,7 +31,8 @@ void attention_probs(const float* scores, T* probs, float* lse, const AttentionR
 
 // The backward's row step, from the recomputed scores, dP = dO V^T and the
 // forward's lse: P = exp(scores - lse), D = rowsum(dO * O) over head_dim
-// (out and dout in [seq_q, heads, head_dim] layout), dS = P (dP - D)
+// (out and dout in [batch, seq_q, heads, head_dim] layout, from the rows'
+// first batch index), dS = P (dP - D)
 // scale; P and dS 0 at masked keys. probs may be scores and dscores dprobs
 // (T float).
 struct AttentionGradRows {

@@ -1,20 +1,21 @@
 // CUDA kernels of flash_attn and flash_attn_grad (FP32, FP16, BF16; FP64 is
 // the CPU kernel's only) under the rules of ops/schema/meta_attention.h, as
-// the CPU kernels. Not yet one fused kernel: per batch index, cuBLAS
-// computes every head's scores S = scale Q K^T in FP32 straight from q and
-// k's [batch, seq, heads, head_dim] layout (strided_gemm.h: no transposes),
-// a row kernel (attention_launch.h) turns them into lse and P (in q's
-// dtype), and O = P V is written straight into out's layout. The backward
-// recomputes S and P from lse (nothing but lse is kept between the two) and
-// runs dP = dO V^T, the row step dS = P (dP - rowsum(dO * O)) scale, then
-// dV = P^T dO, dQ = dS K, dK = dS^T Q, each a strided GEMM with FP32 sums.
-// The scores and their gradients live in scratch for one batch index at a
-// time (BERT-large: 16 heads x 512 x 512, 16 MiB in FP32), freed when the op
-// returns; the heads of a batch index are one strided batch (in rounds of
-// fewer heads, to keep the scratch in the L2 cache, BERT-large's backward
-// ran slower: bench/RESULTS.md, session 15).
+// the CPU kernels. Not yet one fused kernel: cuBLAS computes every head's
+// scores S = scale Q K^T in FP32 straight from q and k's [batch, seq, heads,
+// head_dim] layout (strided_gemm.h: no transposes; the batch indices' heads
+// are one batch of matrices, addressed through a pointer array), a row kernel
+// (attention_launch.h) turns them into lse and P (in q's dtype), and O = P V
+// is written straight into out's layout. The backward recomputes S and P
+// from lse (nothing but lse is kept between the two) and runs dP = dO V^T,
+// the row step dS = P (dP - rowsum(dO * O)) scale, then dV = P^T dO,
+// dQ = dS K, dK = dS^T Q, each one GEMM with FP32 sums. The scores and their
+// gradients live in scratch for a round of batch indices (kRoundBytes at
+// most; BERT-large's 8 in one round), freed when the op returns. (A GEMM per
+// batch index, or fewer heads a GEMM, ran slower: bench/RESULTS.md, session
+// 15.)
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -44,76 +45,97 @@ Tensor scratch(DeviceContext& dc, int64_t elements) {
                       0, data_type_of<U>(), {elements});
 }
 
-// The per-batch-index views of q/k/v-shaped tensors: head h of batch index
-// b is a [seq, head_dim] matrix whose rows are heads * head_dim apart.
+// Views of q/k/v-shaped tensors from batch index b0 on: head h of batch
+// index b0 + o is a [seq, head_dim] matrix whose rows are heads * head_dim
+// apart, matrix o * heads + h of a two-level batch (strided_gemm.h).
 struct HeadLayout {
   int64_t seq = 0, heads = 0, head_dim = 0;
   int64_t batch_stride() const { return seq * heads * head_dim; }
-  MatrixBatch read(const void* base, int64_t elem, int64_t b, bool trans = false) const {
-    return {static_cast<const char*>(base) + b * batch_stride() * elem, heads * head_dim, head_dim,
-            trans};
+  MatrixBatch read(const void* base, int64_t elem, int64_t b0, bool trans = false) const {
+    return {static_cast<const char*>(base) + b0 * batch_stride() * elem, heads * head_dim,
+            head_dim, trans, batch_stride()};
   }
-  OutputBatch write(void* base, int64_t elem, int64_t b) const {
-    return {static_cast<char*>(base) + b * batch_stride() * elem, heads * head_dim, head_dim};
+  OutputBatch write(void* base, int64_t elem, int64_t b0) const {
+    return {static_cast<char*>(base) + b0 * batch_stride() * elem, heads * head_dim, head_dim,
+            batch_stride()};
   }
 };
 
-// The scores of one batch index: heads x [seq_q, seq_k], contiguous.
+// A round's scores: [batch indices, heads, seq_q, seq_k], contiguous.
 struct ScoreLayout {
-  int64_t seq_q = 0, seq_k = 0;
+  int64_t heads = 0, seq_q = 0, seq_k = 0;
   MatrixBatch read(const void* p, bool trans = false) const {
-    return {p, seq_k, seq_q * seq_k, trans};
+    return {p, seq_k, seq_q * seq_k, trans, heads * seq_q * seq_k};
   }
-  OutputBatch write(void* p) const { return {p, seq_k, seq_q * seq_k}; }
+  OutputBatch write(void* p) const { return {p, seq_k, seq_q * seq_k, heads * seq_q * seq_k}; }
 };
 
+// The most scratch one round of batch indices takes (scores, probabilities
+// and, backward, their gradients): more batch indices a round mean fewer,
+// larger GEMMs (BERT-large's 8 in one); the bound keeps long sequences'
+// scratch in proportion.
+constexpr int64_t kRoundBytes = int64_t{512} << 20;
+
+// One op's work in rounds of `batches` batch indices, each round's GEMMs one
+// batch of rounds x heads matrices.
 struct Attention {
   meta::FlashAttnMeta m;
-  HeadLayout q, k, v, out;  // out: out, out@GRAD
+  HeadLayout q, k, out;  // v has k's layout, out@GRAD out's
   ScoreLayout scores;
-  launch::AttentionRows rows;
   DataType dtype;
+  int64_t elem;
+  int64_t batches;  // per round
+  int64_t scores_per_round() const { return batches * m.heads * m.seq_q * m.seq_k; }
+  launch::AttentionRows rows(int64_t count) const {
+    return {count * m.heads * m.seq_q, m.seq_q, m.seq_k, m.causal};
+  }
+  // Calls round(b0, count) for each round.
+  template <typename F>
+  void for_each_round(F&& round) const {
+    for (int64_t b0 = 0; b0 < m.batch; b0 += batches) round(b0, std::min(batches, m.batch - b0));
+  }
 };
 
-Attention plan(const meta::FlashAttnMeta& m, DataType dtype) {
-  Attention a;
-  a.m = m;
-  a.q = {m.seq_q, m.heads, m.head_dim};
-  a.k = {m.seq_k, m.heads, m.head_dim};
-  a.v = {m.seq_k, m.heads, m.head_dim};
-  a.out = {m.seq_q, m.heads, m.head_dim};
-  a.scores = {m.seq_q, m.seq_k};
-  a.rows = {m.heads * m.seq_q, m.seq_q, m.seq_k, m.causal};
-  a.dtype = dtype;
-  return a;
+// `scratch_bytes` per score of a round.
+Attention plan(const meta::FlashAttnMeta& m, DataType dtype, int64_t scratch_bytes) {
+  const int64_t per_batch = std::max<int64_t>(1, m.heads * m.seq_q * m.seq_k * scratch_bytes);
+  return {m,
+          {m.seq_q, m.heads, m.head_dim},
+          {m.seq_k, m.heads, m.head_dim},
+          {m.seq_q, m.heads, m.head_dim},
+          {m.heads, m.seq_q, m.seq_k},
+          dtype,
+          static_cast<int64_t>(element_size(dtype)),
+          std::clamp<int64_t>(kRoundBytes / per_batch, 1, std::max<int64_t>(1, m.batch))};
 }
 
-// S = scale Q_b K_b^T for every head of batch index b, in FP32.
-void scores_of(KernelContext& ctx, const Attention& a, const void* q, const void* k, int64_t b,
-               float* s) {
-  const int64_t elem = static_cast<int64_t>(element_size(a.dtype));
+// S = scale Q K^T of every head of batch indices b0 .. b0 + count - 1, in FP32.
+void scores_of(KernelContext& ctx, const Attention& a, const void* q, const void* k, int64_t b0,
+               int64_t count, float* s) {
   strided_gemm(ctx, a.dtype, DataType::FP32, a.m.seq_q, a.m.seq_k, a.m.head_dim, a.m.scale,
-               a.q.read(q, elem, b), a.k.read(k, elem, b, true), a.scores.write(s), a.m.heads);
+               a.q.read(q, a.elem, b0), a.k.read(k, a.elem, b0, true), a.scores.write(s),
+               count * a.m.heads, a.m.heads);
 }
 
 template <typename T>
-void forward(KernelContext& ctx, const Attention& a, const T* q, const T* k, const T* v, T* out,
-             float* lse, T* kept_probs) {
+void forward(KernelContext& ctx, const meta::FlashAttnMeta& m, const T* q, const T* k, const T* v,
+             T* out, float* lse, T* kept_probs) {
   DeviceContext& dc = device_context(ctx);
-  const int64_t per_batch = a.rows.rows * a.m.seq_k, elem = sizeof(T);
-  Tensor s = scratch<float>(dc, per_batch);
+  constexpr bool fp32 = std::is_same_v<T, float>;  // P then overwrites S
+  const Attention a = plan(m, data_type_of<T>(), sizeof(float) + (fp32 ? 0 : sizeof(T)));
+  Tensor s = scratch<float>(dc, a.scores_per_round());
   Tensor p16;
-  if (!std::is_same_v<T, float> && !kept_probs) p16 = scratch<T>(dc, per_batch);
-  for (int64_t b = 0; b < a.m.batch; ++b) {
-    T* p = kept_probs ? kept_probs + b * per_batch
-                      : (std::is_same_v<T, float> ? reinterpret_cast<T*>(s.data<float>())
-                                                  : p16.data<T>());
-    scores_of(ctx, a, q, k, b, s.data<float>());
-    launch::attention_probs<T>(s.data<float>(), p, lse + b * a.rows.rows, a.rows,
+  if (!fp32 && !kept_probs) p16 = scratch<T>(dc, a.scores_per_round());
+  a.for_each_round([&](int64_t b0, int64_t count) {
+    const int64_t first_row = b0 * m.heads * m.seq_q;
+    T* p = kept_probs ? kept_probs + first_row * m.seq_k
+                      : (fp32 ? reinterpret_cast<T*>(s.data<float>()) : p16.data<T>());
+    scores_of(ctx, a, q, k, b0, count, s.data<float>());
+    launch::attention_probs<T>(s.data<float>(), p, lse + first_row, a.rows(count),
                                dc.compute_stream());
-    strided_gemm(ctx, a.dtype, a.dtype, a.m.seq_q, a.m.head_dim, a.m.seq_k, 1,
-                 a.scores.read(p), a.v.read(v, elem, b), a.out.write(out, elem, b), a.m.heads);
-  }
+    strided_gemm(ctx, a.dtype, a.dtype, m.seq_q, m.head_dim, m.seq_k, 1, a.scores.read(p),
+                 a.k.read(v, a.elem, b0), a.out.write(out, a.elem, b0), count * m.heads, m.heads);
+  });
 }
 
 std::optional<TensorMeta> optional_input_meta(KernelContext& ctx, std::string_view slot) {
@@ -151,54 +173,63 @@ void flash_attn(KernelContext& ctx) {
       Tensor& probs = device_output(ctx, "softmax", 0, q.dtype(), m.softmax_shape);
       if (m.return_softmax) kept = probs.data<T>();
     }
-    forward<T>(ctx, plan(m, q.dtype()), q.data<T>(), k.data<T>(), v.data<T>(), out.data<T>(),
-               lse.data<float>(), kept);
+    forward<T>(ctx, m, q.data<T>(), k.data<T>(), v.data<T>(), out.data<T>(), lse.data<float>(),
+               kept);
   });
   if (ctx.has_output("seed_offset")) write_seed_offset(ctx, fixed.has_value());
 }
 
-// dV, dQ and dK of batch index b from P and dS (heads x [seq_q, seq_k]).
+// The input gradients of a round (b0, count) from its P and dS.
 template <typename T>
-void input_grads(KernelContext& ctx, const Attention& a, int64_t b, const T* p, const T* ds,
-                 const T* q, const T* k, const T* dout, T* dq, T* dk, T* dv) {
-  const int64_t elem = sizeof(T);
+struct InputGrads {
+  const T *q, *k, *dout;
+  T *dq, *dk, *dv;  // null: not asked for
+};
+
+template <typename T>
+void input_grads(KernelContext& ctx, const Attention& a, int64_t b0, int64_t count, const T* p,
+                 const T* ds, const InputGrads<T>& g) {
   const meta::FlashAttnMeta& m = a.m;
-  if (dv)
-    strided_gemm(ctx, a.dtype, a.dtype, m.seq_k, m.head_dim, m.seq_q, 1,
-                 a.scores.read(p, true), a.out.read(dout, elem, b),
-                 a.v.write(dv, elem, b), m.heads);
-  if (dq)
+  const int64_t n = count * m.heads;
+  if (g.dv)  // P^T dO
+    strided_gemm(ctx, a.dtype, a.dtype, m.seq_k, m.head_dim, m.seq_q, 1, a.scores.read(p, true),
+                 a.out.read(g.dout, a.elem, b0), a.k.write(g.dv, a.elem, b0), n, m.heads);
+  if (g.dq)  // dS K
     strided_gemm(ctx, a.dtype, a.dtype, m.seq_q, m.head_dim, m.seq_k, 1, a.scores.read(ds),
-                 a.k.read(k, elem, b), a.q.write(dq, elem, b), m.heads);
-  if (dk)
-    strided_gemm(ctx, a.dtype, a.dtype, m.seq_k, m.head_dim, m.seq_q, 1,
-                 a.scores.read(ds, true), a.q.read(q, elem, b), a.k.write(dk, elem, b),
-                 m.heads);
+                 a.k.read(g.k, a.elem, b0), a.q.write(g.dq, a.elem, b0), n, m.heads);
+  if (g.dk)  // dS^T Q
+    strided_gemm(ctx, a.dtype, a.dtype, m.seq_k, m.head_dim, m.seq_q, 1, a.scores.read(ds, true),
+                 a.q.read(g.q, a.elem, b0), a.k.write(g.dk, a.elem, b0), n, m.heads);
 }
 
 template <typename T>
-void backward(KernelContext& ctx, const Attention& a, const T* q, const T* k, const T* v,
-              const T* out, const float* lse, const T* dout, T* dq, T* dk, T* dv) {
+void backward(KernelContext& ctx, const meta::FlashAttnMeta& m, const T* v, const T* out,
+              const float* lse, const InputGrads<T>& g) {
   DeviceContext& dc = device_context(ctx);
-  const meta::FlashAttnMeta& m = a.m;
-  const int64_t per_batch = a.rows.rows * m.seq_k, elem = sizeof(T);
-  constexpr bool fp32 = std::is_same_v<T, float>;
-  Tensor s = scratch<float>(dc, per_batch), dp = scratch<float>(dc, per_batch);
+  constexpr bool fp32 = std::is_same_v<T, float>;  // P and dS then overwrite S and dP
+  const Attention a =
+      plan(m, data_type_of<T>(), 2 * sizeof(float) + (fp32 ? 0 : 2 * sizeof(T)));
+  Tensor s = scratch<float>(dc, a.scores_per_round());
+  Tensor dp = scratch<float>(dc, a.scores_per_round());
   Tensor p16, ds16;
-  if (!fp32) p16 = scratch<T>(dc, per_batch), ds16 = scratch<T>(dc, per_batch);
+  if (!fp32) {
+    p16 = scratch<T>(dc, a.scores_per_round());
+    ds16 = scratch<T>(dc, a.scores_per_round());
+  }
   T* p = fp32 ? reinterpret_cast<T*>(s.data<float>()) : p16.data<T>();
   T* ds = fp32 ? reinterpret_cast<T*>(dp.data<float>()) : ds16.data<T>();
-  launch::AttentionGradRows g{a.rows, m.heads, m.head_dim, m.scale};
-  for (int64_t b = 0; b < m.batch; ++b) {
-    scores_of(ctx, a, q, k, b, s.data<float>());
+  a.for_each_round([&](int64_t b0, int64_t count) {
+    scores_of(ctx, a, g.q, g.k, b0, count, s.data<float>());
     strided_gemm(ctx, a.dtype, DataType::FP32, m.seq_q, m.seq_k, m.head_dim, 1,
-                 a.out.read(dout, elem, b), a.v.read(v, elem, b, true),
-                 a.scores.write(dp.data<float>()), m.heads);
-    const int64_t at = b * a.out.batch_stride();
-    launch::attention_grad_scores<T>(s.data<float>(), dp.data<float>(), lse + b * a.rows.rows,
-                                     out + at, dout + at, p, ds, g, dc.compute_stream());
-    input_grads<T>(ctx, a, b, p, ds, q, k, dout, dq, dk, dv);
-  }
+                 a.out.read(g.dout, a.elem, b0), a.k.read(v, a.elem, b0, true),
+                 a.scores.write(dp.data<float>()), count * m.heads, m.heads);
+    const int64_t at = b0 * a.out.batch_stride();
+    launch::attention_grad_scores<T>(s.data<float>(), dp.data<float>(),
+                                     lse + b0 * m.heads * m.seq_q, out + at, g.dout + at, p, ds,
+                                     {a.rows(count), m.heads, m.head_dim, m.scale},
+                                     dc.compute_stream());
+    input_grads<T>(ctx, a, b0, count, p, ds, g);
+  });
 }
 
 void flash_attn_grad(KernelContext& ctx) {
@@ -217,11 +248,9 @@ void flash_attn_grad(KernelContext& ctx) {
       if (!ctx.has_output(slot)) return nullptr;
       return device_output(ctx, slot, 0, like.dtype(), like.shape()).data<T>();
     };
-    T* dq = grad("q@GRAD", q);
-    T* dk = grad("k@GRAD", k);
-    T* dv = grad("v@GRAD", v);
-    backward<T>(ctx, plan(m, q.dtype()), q.data<T>(), k.data<T>(), v.data<T>(), out.data<T>(),
-                lse.data<float>(), dout.data<T>(), dq, dk, dv);
+    const InputGrads<T> g{q.data<T>(),       k.data<T>(),       dout.data<T>(),
+                          grad("q@GRAD", q), grad("k@GRAD", k), grad("v@GRAD", v)};
+    backward<T>(ctx, m, v.data<T>(), out.data<T>(), lse.data<float>(), g);
   });
 }
 
