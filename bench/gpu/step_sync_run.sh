@@ -24,7 +24,9 @@
 # ctp_sample_trainer); MODELS (default "resnet50 bert-large"); STEPS (20);
 # STEP_AMP (bf16); DEVICE (gpu; cpu checks the script on a machine without
 # GPUs: Gloo instead of NCCL, PyTorch's part skipped); SMALL=1 (tiny
-# configurations, for such a check). Writes OUT_DIR/ctp_real_step.csv
+# configurations, for such a check); BERT_ATTENTION (flash: one flash_attn
+# op a layer, as transformers' BertModel runs torch's fused attention; ops:
+# Paddle's op-by-op attention). Writes OUT_DIR/ctp_real_step.csv
 # ("ctp,MODEL,GPUS,LABEL,MS"), OUT_DIR/torch_real_step.csv and the summary
 # of bench/gpu/step_sync_summary.py.
 set -u
@@ -36,6 +38,7 @@ MODELS=${MODELS:-resnet50 bert-large}
 STEPS=${STEPS:-20}
 STEP_AMP=${STEP_AMP:-bf16}
 DEVICE=${DEVICE:-gpu}
+BERT_ATTENTION=${BERT_ATTENTION:-flash}
 mkdir -p "$OUT"
 free_base_port() { echo $((29600 + RANDOM % 300)); }
 torch_quiet() { grep -v "^W\|OMP_NUM\|^\*"; }
@@ -49,7 +52,7 @@ model_setup() {
       resnet50) ctp_model=(--model resnet --depth 18 --width 8 --image-size 32 --classes 10)
                 per_gpu=4; torch_model=(--model resnet50 --image-size 32 --classes 10) ;;
       bert-large) ctp_model=(--model bert --layers 2 --hidden-size 32 --heads 2 --seq-len 16
-                             --vocab 64 --classes 4)
+                             --vocab 64 --classes 4 --attention "$BERT_ATTENTION")
                   per_gpu=2; torch_model=(--model bert --layers 2 --hidden 32 --heads 2
                                           --seq-len 16 --vocab 64 --max-position 16) ;;
       *) echo "unknown model $1"; return 1 ;;
@@ -60,7 +63,7 @@ model_setup() {
     resnet50) ctp_model=(--model resnet --depth 50 --width 64 --image-size 224 --classes 1000)
               per_gpu=64; torch_model=(--model resnet50) ;;
     bert-large) ctp_model=(--model bert --layers 24 --hidden-size 1024 --heads 16 --seq-len 512
-                           --vocab 30522 --classes 4)
+                           --vocab 30522 --classes 4 --attention "$BERT_ATTENTION")
                 per_gpu=8; torch_model=(--model bert) ;;
     *) echo "unknown model $1"; return 1 ;;
   esac
