@@ -1,7 +1,9 @@
 // Helpers the CPU and CUDA kernels both use: dispatch on a tensor's dtype
 // and reading a one-element host tensor.
 #pragma once
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "executor/runtime/kernel.h"
@@ -33,6 +35,15 @@ template <typename F>
 void dispatch_float(DataType dtype, const KernelContext& ctx, const char* what, F&& f) {
   dispatch_dtype<float, double>(dtype, ctx, what, "this kernel", std::forward<F>(f));
 }
+
+// A dispensable input's meta, or nullopt; pointer() gives the rules' form
+// (null when absent): meta::flash_attn(ctx, ..., pointer(mask)). The same
+// pair as the schema's optional_meta/pointer (ops/schema/defs_common.h).
+inline std::optional<TensorMeta> optional_input_meta(KernelContext& ctx, std::string_view slot) {
+  if (!ctx.has_input(slot)) return std::nullopt;
+  return meta_of(ctx.input(slot));
+}
+inline const TensorMeta* pointer(const std::optional<TensorMeta>& m) { return m ? &*m : nullptr; }
 
 // The first element of a numeric host tensor as a double (learning rates,
 // beta powers and other one-element inputs of any float or integer dtype).

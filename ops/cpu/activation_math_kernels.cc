@@ -47,7 +47,6 @@ std::optional<TensorMeta> optional_meta(const Tensor* t) {
   if (!t) return std::nullopt;
   return meta_of(*t);
 }
-const TensorMeta* pointer(const std::optional<TensorMeta>& m) { return m ? &*m : nullptr; }
 
 void clip(KernelContext& ctx) {
   const Tensor x = ctx.input("X");

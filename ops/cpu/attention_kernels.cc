@@ -99,17 +99,12 @@ void write_seed_offset(KernelContext& ctx) {
   dst[1] = fixed ? fixed[1] : 0;
 }
 
-std::optional<TensorMeta> optional_input_meta(KernelContext& ctx, std::string_view slot) {
-  if (!ctx.has_input(slot)) return std::nullopt;
-  return meta_of(ctx.input(slot));
-}
-
 void flash_attn(KernelContext& ctx) {
   const Tensor q = ctx.input("q"), k = ctx.input("k"), v = ctx.input("v");
   const auto fixed = optional_input_meta(ctx, "fixed_seed_offset");
   const auto mask = optional_input_meta(ctx, "attn_mask");
   const meta::FlashAttnMeta m = meta::flash_attn(ctx, meta_of(q), meta_of(k), meta_of(v),
-                                                 fixed ? &*fixed : nullptr, mask ? &*mask : nullptr);
+                                                 pointer(fixed), pointer(mask));
   Tensor& out = ctx.output("out");
   Tensor& softmax = ctx.output("softmax");
   Tensor& lse = ctx.output("softmax_lse");
@@ -180,7 +175,7 @@ void flash_attn_grad(KernelContext& ctx) {
   const auto mask = optional_input_meta(ctx, "attn_mask");
   const meta::FlashAttnMeta m =
       meta::flash_attn_grad(ctx, meta_of(q), meta_of(k), meta_of(v), meta_of(out), meta_of(lse),
-                            mask ? &*mask : nullptr, meta_of(dout));
+                            pointer(mask), meta_of(dout));
   Tensor* dq = ctx.has_output("q@GRAD") ? &ctx.output("q@GRAD") : nullptr;
   Tensor* dk = ctx.has_output("k@GRAD") ? &ctx.output("k@GRAD") : nullptr;
   Tensor* dv = ctx.has_output("v@GRAD") ? &ctx.output("v@GRAD") : nullptr;

@@ -56,7 +56,6 @@ std::optional<TensorMeta> meta_if(const std::optional<Tensor>& t) {
   if (!t) return std::nullopt;
   return meta_of(*t);
 }
-const TensorMeta* pointer(const std::optional<TensorMeta>& m) { return m ? &*m : nullptr; }
 
 void clip(KernelContext& ctx) {
   const Tensor x = device_input(ctx, "X");

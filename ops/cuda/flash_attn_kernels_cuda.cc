@@ -138,11 +138,6 @@ void forward(KernelContext& ctx, const meta::FlashAttnMeta& m, const T* q, const
   });
 }
 
-std::optional<TensorMeta> optional_input_meta(KernelContext& ctx, std::string_view slot) {
-  if (!ctx.has_input(slot)) return std::nullopt;
-  return meta_of(ctx.input(slot));
-}
-
 // seed_offset: fixed_seed_offset's values when given, else zeros, as the CPU
 // kernel writes it (no dropout mask is drawn, so no generator state).
 void write_seed_offset(KernelContext& ctx, bool fixed) {
@@ -163,8 +158,8 @@ void flash_attn(KernelContext& ctx) {
   const std::optional<TensorMeta> fixed = optional_input_meta(ctx, "fixed_seed_offset");
   const std::optional<TensorMeta> mask = optional_input_meta(ctx, "attn_mask");
   const meta::FlashAttnMeta m =
-      meta::flash_attn(ctx, meta_of(q), meta_of(k), meta_of(v), fixed ? &*fixed : nullptr,
-                       mask ? &*mask : nullptr);
+      meta::flash_attn(ctx, meta_of(q), meta_of(k), meta_of(v), pointer(fixed),
+                       pointer(mask));
   dispatch_attention(q.dtype(), ctx, [&]<typename T>() {
     Tensor& out = device_output(ctx, "out", 0, q.dtype(), m.out_shape);
     Tensor& lse = device_output(ctx, "softmax_lse", 0, DataType::FP32, m.softmax_lse_shape);
@@ -242,7 +237,7 @@ void flash_attn_grad(KernelContext& ctx) {
   const std::optional<TensorMeta> mask = optional_input_meta(ctx, "attn_mask");
   const meta::FlashAttnMeta m =
       meta::flash_attn_grad(ctx, meta_of(q), meta_of(k), meta_of(v), meta_of(out), meta_of(lse),
-                            mask ? &*mask : nullptr, meta_of(dout));
+                            pointer(mask), meta_of(dout));
   dispatch_attention(q.dtype(), ctx, [&]<typename T>() {
     auto grad = [&](const char* slot, const Tensor& like) -> T* {
       if (!ctx.has_output(slot)) return nullptr;

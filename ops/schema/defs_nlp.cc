@@ -8,11 +8,6 @@
 namespace ctp::defs {
 namespace {
 
-std::optional<TensorMeta> optional_meta(const InferContext& ctx, const char* slot) {
-  if (!ctx.has_input(slot)) return std::nullopt;
-  return ctx.input_meta(slot);
-}
-
 void infer_layer_norm(InferContext& ctx) {
   const TensorMeta x = ctx.input_meta("X");
   const DataType dtype = x.dtype;
