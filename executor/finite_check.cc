@@ -91,7 +91,7 @@ std::optional<std::string> non_finite_value(const Tensor& t) {
 
 std::optional<std::string> non_finite_output(const Op& op, const Scope& scope,
                                              DeviceSession* device) {
-  for (const Slot& slot : op.outputs)
+  for (const Slot& slot : op.outputs())
     for (const std::string& name : slot.args) {
       const Tensor* t = scope.find(name);
       if (!t || !t->initialized() || !is_floating(t->dtype()) || t->numel() == 0) continue;

@@ -10,17 +10,17 @@ class RunBuilder {
  public:
   // Whether `op` may join the run after what it already holds.
   bool independent(const Op& op) const {
-    for (const Slot& slot : op.inputs)
+    for (const Slot& slot : op.inputs())
       for (const std::string& name : slot.args)
         if (written_.count(name)) return false;
-    for (const Slot& slot : op.outputs)
+    for (const Slot& slot : op.outputs())
       for (const std::string& name : slot.args)
         if (written_.count(name) || read_.count(name)) return false;
     return true;
   }
   void add(const Op& op) {
-    for (const Slot& slot : op.inputs) read_.insert(slot.args.begin(), slot.args.end());
-    for (const Slot& slot : op.outputs) written_.insert(slot.args.begin(), slot.args.end());
+    for (const Slot& slot : op.inputs()) read_.insert(slot.args.begin(), slot.args.end());
+    for (const Slot& slot : op.outputs()) written_.insert(slot.args.begin(), slot.args.end());
   }
   void clear() {
     read_.clear();

@@ -19,7 +19,7 @@ double now_ms() {
 }
 
 std::string first_output(const Op& op) {
-  for (const Slot& slot : op.outputs)
+  for (const Slot& slot : op.outputs())
     if (!slot.args.empty()) return slot.args[0];
   return "";
 }

@@ -42,11 +42,11 @@ BlockVarUses block_var_uses(const Block& block) {
   std::size_t index = 0;
   for (const Op& op : block.ops()) {
     const OpDef* schema = schemas.find(op.type);
-    for (const Slot& slot : op.inputs) {
+    for (const Slot& slot : op.inputs()) {
       const bool shape_only = schema && schema->reads_only_shape_of(slot.name);
       for (const std::string& name : slot.args) use(name, index, !shape_only, false);
     }
-    for (const Slot& slot : op.outputs)
+    for (const Slot& slot : op.outputs())
       for (const std::string& name : slot.args) use(name, index, true, true);
     ++index;
   }
@@ -66,14 +66,14 @@ VarReleasePlan plan_var_release(const Program& program, int32_t block_idx,
   for (const Block& other : program.blocks) {
     if (other.idx == block_idx) continue;
     for (const Op& op : other.ops()) {
-      add_names(op.inputs, pinned);
-      add_names(op.outputs, pinned);
+      add_names(op.inputs(), pinned);
+      add_names(op.outputs(), pinned);
     }
   }
   for (const Op& op : block.ops())
     if (pins_its_vars(op)) {
-      add_names(op.inputs, pinned);
-      add_names(op.outputs, pinned);
+      add_names(op.inputs(), pinned);
+      add_names(op.outputs(), pinned);
     }
 
   const BlockVarUses uses = block_var_uses(block);

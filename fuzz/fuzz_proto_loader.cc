@@ -1,5 +1,6 @@
 // libFuzzer target: framework.proto bytes into the protobuf loader. Whatever
-// loads must round-trip (fuzz_support.h) and render as text and Graphviz.
+// loads must round-trip (fuzz_support.h), read the same with the bytes kept
+// (as load_program_file reads) and render as text and Graphviz.
 #include "fuzz/fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
@@ -11,6 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
     return 0;
   }
   fuzz::check_round_trips(program);
+  fuzz::check_owned_read(fuzz::as_view(data, size), program);
   fuzz::render_everything(program);
   return 0;
 }

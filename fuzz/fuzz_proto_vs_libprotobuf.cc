@@ -43,5 +43,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
                 "ctp wrote another message than it read");
   if (bytes == canonical)
     fuzz::require(written == canonical, "ctp changed the bytes of a canonical encoding");
+  // Read keeping the bytes (load_program_file's way), unchanged ops are
+  // written back as they came: libprotobuf must read the same message.
+  const std::string written_owned =
+      serialize_program_proto(fuzz::check_owned_read(bytes, program));
+  check::pb::ProgramDesc owned;
+  fuzz::require(check::parse(written_owned, owned), "libprotobuf cannot read the owned write");
+  fuzz::require(owned.SerializeAsString() == canonical,
+                "the owned read wrote another message than it read");
   return 0;
 }

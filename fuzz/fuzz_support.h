@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -71,6 +72,28 @@ inline void check_round_trips(const Program& program) {
   require(serialize_program_proto(from_json) == encoded_afresh,
           "JSON write/read changes the program");
   require(program_to_json(from_json) == json, "JSON write/read/write differs");
+}
+
+// The same bytes read as load_program_file reads a file, with an owner that
+// keeps them alive: each op keeps its OpDesc's bytes (Op::set_wire_op) and
+// an op nothing changed is written back as them, in the input's field order.
+// Encoded afresh, that program must be the one `copied` (read without an
+// owner) is, and what it writes must read back as that program too.
+inline Program check_owned_read(std::string_view bytes, const Program& copied) {
+  auto owner = std::make_shared<const std::string>(bytes);
+  Program owned;
+  try {
+    owned = parse_program_proto(*owner, "owned.pb", owner);
+  } catch (const Error&) {
+    broken_property("the owned read refuses what the copying read accepted");
+  }
+  const std::string afresh = serialize_program_proto(with_attributes_decoded(copied));
+  require(serialize_program_proto(with_attributes_decoded(owned)) == afresh,
+          "the owned read gives another program than the copying read");
+  const Program again = parse_program_proto(serialize_program_proto(owned), "owned-again.pb");
+  require(serialize_program_proto(with_attributes_decoded(again)) == afresh,
+          "what the owned read writes reads back as another program");
+  return owned;
 }
 
 // The human-readable renderings must accept anything that loaded.

@@ -60,9 +60,9 @@ class DotWriter {
       if (const Attribute* role = op.attr(kOpRoleAttr))
         label += "\\nop_role=" + dot_escape(attribute_to_text(*role));
       out_ += "    " + id + " [shape=box, label=\"" + label + "\"];\n";
-      for (const Slot& slot : op.inputs)
+      for (const Slot& slot : op.inputs())
         for (const std::string& arg : slot.args) edges_ += "  " + var_node(b, arg) + " -> " + id + ";\n";
-      for (const Slot& slot : op.outputs)
+      for (const Slot& slot : op.outputs())
         for (const std::string& arg : slot.args) edges_ += "  " + id + " -> " + var_node(b, arg) + ";\n";
     }
     out_ += "  }\n";
@@ -97,9 +97,9 @@ class DotWriter {
               resolved_[b].emplace(name, node);
             };
             for (const Op& op : program_.blocks[b].ops()) {
-              for (const Slot& slot : op.inputs)
+              for (const Slot& slot : op.inputs())
                 for (const std::string& arg : slot.args) resolve(arg);
-              for (const Slot& slot : op.outputs)
+              for (const Slot& slot : op.outputs())
                 for (const std::string& arg : slot.args) resolve(arg);
             }
           }

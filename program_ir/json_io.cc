@@ -277,7 +277,7 @@ class ProgramSax {
       case Role::Op:
         if (top.key == "inputs" || top.key == "outputs") {
           if (!object) expected("an object", got);
-          slots_ = top.key == "inputs" ? &op_.inputs : &op_.outputs;
+          slots_ = top.key == "inputs" ? &op_.mutable_inputs() : &op_.mutable_outputs();
           frames_.push_back(Frame{Role::Slots});
         } else if (top.key == "attrs") {
           if (!object) expected("an object", got);

@@ -213,8 +213,8 @@ class JsonWriter {
     };
     out_.append("{\"type\": ");
     string(o.type, where);
-    slots("input", "inputs", o.inputs, where);
-    slots("output", "outputs", o.outputs, where);
+    slots("input", "inputs", o.inputs(), where);
+    slots("output", "outputs", o.outputs(), where);
     const std::vector<NamedAttribute>& attrs = o.attrs();
     std::size_t repeat =
         first_repeat(attrs, [](const NamedAttribute& a) -> std::string_view { return a.name; });

@@ -32,16 +32,6 @@ MappedFile::MappedFile(const std::string& path) {
   if (!map_) read_ = read_file(path);
 }
 
-void MappedFile::release_before(std::size_t offset) {
-  if (!map_ || offset < released_ + kReleaseStep) return;
-  const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  const std::size_t end = std::min(offset, size_) / page * page;
-  // A private, read-only file mapping: the pages are dropped, and a later
-  // read maps the file's bytes again. A failure only keeps them resident.
-  if (end > released_ && ::madvise(map_ + released_, end - released_, MADV_DONTNEED) == 0)
-    released_ = end;
-}
-
 MappedFile::~MappedFile() {
   if (map_) ::munmap(map_, size_);
 }

@@ -22,17 +22,10 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   std::string_view bytes() const { return map_ ? std::string_view(map_, size_) : read_; }
-  // A hint that bytes() before `offset` will not be read again soon: a
-  // mapped file gives their whole pages back (reading them again reads the
-  // file), in steps of kReleaseStep so that a reader may call this often.
-  void release_before(std::size_t offset);
 
  private:
-  static constexpr std::size_t kReleaseStep = 4 << 20;
-
   char* map_ = nullptr;
   std::size_t size_ = 0;
-  std::size_t released_ = 0;  // bytes given back from the start
   std::string read_;  // the bytes of a file that cannot be mapped
 };
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "program_ir/wire_attrs.h"
+#include "program_ir/wire_slots.h"
 
 namespace ctp {
 namespace {
@@ -35,32 +36,93 @@ std::vector<std::string> flatten(const std::vector<Slot>& slots) {
 
 }  // namespace
 
+WireAttrs WireAttrs::copied(std::string_view fields, uint32_t count, bool names_lead) {
+  auto copy = std::make_shared<const std::string>(fields);
+  return WireAttrs{.fields = *copy, .owner = std::move(copy), .count = count,
+                   .names_lead = names_lead};
+}
+
 const std::vector<std::string>* Op::input(std::string_view slot) const {
-  return find_slot(inputs, slot);
+  return find_slot(inputs(), slot);
 }
 const std::vector<std::string>* Op::output(std::string_view slot) const {
-  return find_slot(outputs, slot);
+  return find_slot(outputs(), slot);
 }
 void Op::set_input(std::string_view slot, std::vector<std::string> args) {
-  put_slot(inputs, slot, std::move(args));
+  put_slot(mutable_inputs(), slot, std::move(args));
 }
 void Op::set_output(std::string_view slot, std::vector<std::string> args) {
-  put_slot(outputs, slot, std::move(args));
+  put_slot(mutable_outputs(), slot, std::move(args));
 }
-std::vector<std::string> Op::input_arg_names() const { return flatten(inputs); }
-std::vector<std::string> Op::output_arg_names() const { return flatten(outputs); }
+std::vector<std::string> Op::input_arg_names() const { return flatten(inputs()); }
+std::vector<std::string> Op::output_arg_names() const { return flatten(outputs()); }
+
+const Op::SlotLists& Op::slots() const {
+  if (!slots_in_wire_) return slots_;
+  if (const auto* decoded = decoded_slots_.load(std::memory_order_acquire)) return *decoded;
+  // As attrs(): the first thread to publish its decoded copy wins.
+  auto mine = std::make_unique<SlotLists>();
+  decode_wire_slots(wire_op_.bytes, mine->inputs, mine->outputs);
+  SlotLists* expected = nullptr;
+  if (decoded_slots_.compare_exchange_strong(expected, mine.get(), std::memory_order_acq_rel,
+                                             std::memory_order_acquire))
+    return *mine.release();
+  return *expected;
+}
+
+void Op::own_slots() {
+  if (slots_in_wire_) {
+    std::unique_ptr<SlotLists> decoded(decoded_slots_.exchange(nullptr, std::memory_order_acq_rel));
+    if (decoded) {
+      slots_ = std::move(*decoded);
+    } else {
+      slots_ = {};
+      decode_wire_slots(wire_op_.bytes, slots_.inputs, slots_.outputs);
+    }
+    slots_in_wire_ = false;
+  }
+  wire_op_ = {};
+}
+
+std::vector<Slot>& Op::mutable_inputs() {
+  own_slots();
+  return slots_.inputs;
+}
+std::vector<Slot>& Op::mutable_outputs() {
+  own_slots();
+  return slots_.outputs;
+}
+
+void Op::set_wire_op(WireOp wire) {
+  delete decoded_slots_.exchange(nullptr, std::memory_order_acq_rel);
+  slots_ = {};
+  slots_in_wire_ = !wire.empty();
+  wire_op_ = std::move(wire);
+}
+
+std::optional<std::string_view> Op::unchanged_wire_bytes() const {
+  // Slot and attribute edits drop wire_op_ (own_slots, mutable_attrs); the
+  // public fields are compared with what the bytes say.
+  if (wire_op_.empty() || type != wire_op_.type || is_target != wire_op_.is_target ||
+      is_target_explicit != wire_op_.is_target_explicit || !unknown_fields.empty())
+    return std::nullopt;
+  return wire_op_.bytes;
+}
 
 Op::Op(const Op& other)
-    : type(other.type), inputs(other.inputs), outputs(other.outputs),
-      is_target(other.is_target), is_target_explicit(other.is_target_explicit),
-      unknown_fields(other.unknown_fields), attrs_(other.attrs_), wire_(other.wire_) {}
+    : type(other.type), is_target(other.is_target),
+      is_target_explicit(other.is_target_explicit), unknown_fields(other.unknown_fields),
+      slots_(other.slots_), slots_in_wire_(other.slots_in_wire_), wire_op_(other.wire_op_),
+      attrs_(other.attrs_), wire_(other.wire_) {}
 
 Op::Op(Op&& other) noexcept
-    : type(std::move(other.type)), inputs(std::move(other.inputs)),
-      outputs(std::move(other.outputs)), is_target(other.is_target),
+    : type(std::move(other.type)), is_target(other.is_target),
       is_target_explicit(other.is_target_explicit),
-      unknown_fields(std::move(other.unknown_fields)), attrs_(std::move(other.attrs_)),
-      wire_(std::exchange(other.wire_, {})),
+      unknown_fields(std::move(other.unknown_fields)), slots_(std::move(other.slots_)),
+      slots_in_wire_(std::exchange(other.slots_in_wire_, false)),
+      wire_op_(std::exchange(other.wire_op_, {})),
+      decoded_slots_(other.decoded_slots_.exchange(nullptr, std::memory_order_acq_rel)),
+      attrs_(std::move(other.attrs_)), wire_(std::exchange(other.wire_, {})),
       decoded_(other.decoded_.exchange(nullptr, std::memory_order_acq_rel)) {}
 
 Op& Op::operator=(const Op& other) {
@@ -71,14 +133,17 @@ Op& Op::operator=(const Op& other) {
 Op& Op::operator=(Op&& other) noexcept {
   if (this == &other) return *this;
   type = std::move(other.type);
-  inputs = std::move(other.inputs);
-  outputs = std::move(other.outputs);
   is_target = other.is_target;
   is_target_explicit = other.is_target_explicit;
   unknown_fields = std::move(other.unknown_fields);
+  slots_ = std::move(other.slots_);
+  slots_in_wire_ = std::exchange(other.slots_in_wire_, false);
+  wire_op_ = std::exchange(other.wire_op_, {});
   attrs_ = std::move(other.attrs_);
   wire_ = std::exchange(other.wire_, {});
   drop_decoded();
+  decoded_slots_.store(other.decoded_slots_.exchange(nullptr, std::memory_order_acq_rel),
+                       std::memory_order_release);
   decoded_.store(other.decoded_.exchange(nullptr, std::memory_order_acq_rel),
                  std::memory_order_release);
   return *this;
@@ -86,7 +151,10 @@ Op& Op::operator=(Op&& other) noexcept {
 
 Op::~Op() { drop_decoded(); }
 
-void Op::drop_decoded() { delete decoded_.exchange(nullptr, std::memory_order_acq_rel); }
+void Op::drop_decoded() {
+  delete decoded_.exchange(nullptr, std::memory_order_acq_rel);
+  delete decoded_slots_.exchange(nullptr, std::memory_order_acq_rel);
+}
 
 const std::vector<NamedAttribute>& Op::attrs() const {
   if (wire_.empty()) return attrs_;
@@ -108,6 +176,9 @@ std::vector<NamedAttribute>& Op::mutable_attrs() {
     attrs_ = decoded ? std::move(*decoded) : decode_wire_attrs(wire_);
     wire_ = {};
   }
+  // The op is no longer the bytes it was read from (its slots, still valid
+  // views, are kept: own_slots decodes them).
+  if (!wire_op_.empty()) own_slots();
   return attrs_;
 }
 
@@ -151,18 +222,20 @@ bool Op::remove_attr(std::string_view name) {
 }
 
 void Op::set_wire_attrs(WireAttrs wire) {
-  drop_decoded();
+  delete decoded_.exchange(nullptr, std::memory_order_acq_rel);
   attrs_.clear();
   wire_ = std::move(wire);
 }
 
 bool Op::operator==(const Op& other) const {
-  if (type != other.type || inputs != other.inputs || outputs != other.outputs ||
+  if (type != other.type || slots() != other.slots() ||
       is_target != other.is_target || is_target_explicit != other.is_target_explicit ||
       unknown_fields != other.unknown_fields)
     return false;
   // The same bytes are the same attributes; otherwise compare the values.
-  if (!wire_.empty() && !other.wire_.empty() && wire_.fields == other.wire_.fields) return true;
+  if (!wire_.empty() && !other.wire_.empty() && wire_.fields == other.wire_.fields &&
+      wire_.count == other.wire_.count)
+    return true;
   return attrs() == other.attrs();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,20 +26,46 @@ struct Slot {
 // (op_role, op_role_var), so the others stay as these bytes until asked for
 // and are written back as they came (program_ir/wire_attrs.h decodes them).
 struct WireAttrs {
-  std::string fields;
+  std::string_view fields;
+  // Keeps `fields` alive: the input an op was read from (shared by every op
+  // of a program read lazily), or a copy of the bytes made for this op.
+  std::shared_ptr<const void> owner;
   uint32_t count = 0;
   // Every Attr message starts with its name and holds no other name field
   // (as protobuf libraries write them): finding an attribute by name then
   // reads one field of each, not all of them (op_callstack has dozens).
   bool names_lead = false;
+  // Where the first op_role and op_role_var attributes start in `fields`
+  // (kAbsent: none), when the reader noted them (roles_noted): a rewrite
+  // asks every op for both, and then reads one message instead of looking.
+  static constexpr uint32_t kAbsent = UINT32_MAX;
+  bool roles_noted = false;
+  uint32_t op_role_at = kAbsent;
+  uint32_t op_role_var_at = kAbsent;
   bool empty() const { return count == 0; }
+  // Fields held in a string of their own.
+  static WireAttrs copied(std::string_view fields, uint32_t count, bool names_lead);
+};
+
+// The whole OpDesc an op was read from, kept (a view that holds its input
+// alive) while nothing edits the op: its slots are decoded from it on first
+// use, and an op that nothing changed is written back as these bytes, which
+// is what makes a large rewrite cost little more than a copy of its input
+// (issue 15). See Op::unchanged_wire_bytes.
+struct WireOp {
+  std::string_view bytes;  // the OpDesc message's fields
+  std::shared_ptr<const void> owner;
+  // What the bytes say of the fields Op keeps as public members, so that a
+  // change to them is seen when the op is written.
+  std::string_view type;
+  bool is_target = false;
+  bool is_target_explicit = false;
+  bool empty() const { return bytes.empty(); }
 };
 
 class Op {
  public:
   std::string type;
-  std::vector<Slot> inputs;
-  std::vector<Slot> outputs;
   bool is_target = false;
   // The file wrote is_target although it is false (proto2 presence; see
   // Var::ExplicitDefaults).
@@ -49,7 +76,7 @@ class Op {
   explicit Op(std::string op_type) : type(std::move(op_type)) {}
   Op(std::string op_type, std::vector<Slot> in, std::vector<Slot> out,
      std::vector<NamedAttribute> attributes = {})
-      : type(std::move(op_type)), inputs(std::move(in)), outputs(std::move(out)),
+      : type(std::move(op_type)), slots_{std::move(in), std::move(out)},
         attrs_(std::move(attributes)) {}
   Op(const Op& other);
   Op(Op&& other) noexcept;
@@ -57,6 +84,15 @@ class Op {
   Op& operator=(Op&& other) noexcept;
   ~Op();
 
+  // --- input and output slots, in order ---
+  // An op read lazily from protobuf decodes them from its wire bytes on
+  // first use, once (concurrent const calls are safe, as for attrs()).
+  const std::vector<Slot>& inputs() const { return slots().inputs; }
+  const std::vector<Slot>& outputs() const { return slots().outputs; }
+  // The slots for editing (decoded for good: the op is no longer written
+  // back as the bytes it was read from).
+  std::vector<Slot>& mutable_inputs();
+  std::vector<Slot>& mutable_outputs();
   // nullptr when the slot is absent.
   const std::vector<std::string>* input(std::string_view slot) const;
   const std::vector<std::string>* output(std::string_view slot) const;
@@ -91,13 +127,32 @@ class Op {
   // For the protobuf reader: the op's attributes become `wire`, which must
   // hold valid OpDesc.attrs fields.
   void set_wire_attrs(WireAttrs wire);
+  // For the protobuf reader: the op was read from `wire`, a checked OpDesc
+  // with no unknown fields whose attributes are one run (already set with
+  // set_wire_attrs); its slots are decoded from it when first asked for.
+  void set_wire_op(WireOp wire);
+  // The OpDesc bytes the op was read from when nothing has changed it since
+  // (slots, attributes, type, is_target): what the writer writes for it.
+  std::optional<std::string_view> unchanged_wire_bytes() const;
 
   // Attributes compare by value, whether decoded or not.
   bool operator==(const Op& other) const;
 
  private:
+  struct SlotLists {
+    std::vector<Slot> inputs;
+    std::vector<Slot> outputs;
+    bool operator==(const SlotLists&) const = default;
+  };
+  const SlotLists& slots() const;
+  void own_slots();  // decodes the slots into slots_ for editing
   void drop_decoded();
 
+  SlotLists slots_;  // unless slots_in_wire_
+  // The slots are still wire_op_'s bytes (decoded_slots_ once read).
+  bool slots_in_wire_ = false;
+  WireOp wire_op_;
+  mutable std::atomic<SlotLists*> decoded_slots_{nullptr};
   std::vector<NamedAttribute> attrs_;
   WireAttrs wire_;
   // attrs() of an op with wire attributes: set once, by the first reader.

@@ -42,7 +42,7 @@ Program random_persistables_program(const Program& main,
                                     const RandomPersistablesOptions& options) {
   std::set<std::string> read, variances;
   for (const Op& op : main.global_block().ops()) {
-    for (const Slot& slot : op.inputs)
+    for (const Slot& slot : op.inputs())
       for (const std::string& name : slot.args) read.insert(name);
     if (const auto* names = op.input("Variance"); names && op.type == "batch_norm")
       variances.insert(names->begin(), names->end());

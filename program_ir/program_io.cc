@@ -1,5 +1,7 @@
 #include "program_ir/program_io.h"
 
+#include <memory>
+
 #include "program_ir/atomic_file.h"
 #include "program_ir/json_io.h"
 #include "program_ir/mapped_file.h"
@@ -52,10 +54,10 @@ ProgramFormat detect_program_format(std::string_view bytes) {
 
 namespace {
 
-// parse_program, telling `done_with` how far a protobuf read got
-// (parse_program_proto).
-Program parse_program_reporting(std::string_view bytes, const std::string& source,
-                                const std::function<void(std::size_t)>& done_with) {
+// parse_program; a protobuf program's ops keep views of `bytes` when
+// `owner` keeps them alive (parse_program_proto).
+Program parse_program_owned(std::string_view bytes, const std::string& source,
+                            std::shared_ptr<const void> owner) {
   std::size_t first = 0;
   while (first < bytes.size() && is_json_space(bytes[first])) ++first;
   if (first == bytes.size())
@@ -63,7 +65,9 @@ Program parse_program_reporting(std::string_view bytes, const std::string& sourc
   if (detect_program_format(bytes) == ProgramFormat::Json)
     return parse_program_json(bytes, source);
   try {
-    return parse_program_proto(bytes, source, done_with);
+    // `owner` is copied, not moved: the message below still reads `bytes`.
+    return owner ? parse_program_proto(bytes, source, owner)
+                 : parse_program_proto(bytes, source);
   } catch (const Error& e) {
     // Text that is not a JSON object fails as protobuf; say what was expected.
     if (looks_like_text(bytes))
@@ -76,15 +80,16 @@ Program parse_program_reporting(std::string_view bytes, const std::string& sourc
 }  // namespace
 
 Program parse_program(std::string_view bytes, const std::string& source) {
-  return parse_program_reporting(bytes, source, nullptr);
+  return parse_program_owned(bytes, source, nullptr);
 }
 
 Program load_program_file(const std::string& path) {
-  MappedFile file(path);
-  // The input's pages go back as the read passes them, so that they and the
-  // program read from them are not both resident at its end.
-  return parse_program_reporting(file.bytes(), path,
-                                 [&file](std::size_t done) { file.release_before(done); });
+  auto file = std::make_shared<const MappedFile>(path);
+  // The program's ops keep views of the mapped bytes (and the mapping alive)
+  // instead of copies of them: a large program then costs little more memory
+  // than its file, and an op nothing changes is written back as it came.
+  const std::string_view bytes = file->bytes();
+  return parse_program_owned(bytes, path, std::move(file));
 }
 
 std::string serialize_program(const Program& program, ProgramFormat format) {

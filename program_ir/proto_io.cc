@@ -3,12 +3,15 @@
 // fields keep their exact bytes. The writer is in proto_writer.cc.
 #include "program_ir/proto_io.h"
 
+#include <memory>
 #include <optional>
 
 #include "program_ir/framework_fields.h"
 #include "program_ir/op_compatible_map.h"
+#include "program_ir/op_role.h"
 #include "program_ir/wire_attrs.h"
 #include "program_ir/wire_read.h"
+#include "program_ir/wire_slots.h"
 
 namespace ctp {
 namespace {
@@ -264,28 +267,6 @@ Var parse_var(Reader r, SourceLocation& place) {
 
 // --- OpDesc ---
 
-Slot parse_slot(Reader r, const SourceLocation& place) {
-  Slot slot;
-  bool has_parameter = false;
-  guarded(place, [&] {
-    slot.args.reserve(count_field(r, fl::op_slot::kArguments));
-    for_each_field(r, [&](const Tag& tag, std::size_t start) {
-      switch (tag.field) {
-        case fl::op_slot::kParameter:
-          slot.name = read_bytes_field(r, tag, start, "parameter");
-          has_parameter = true;
-          break;
-        case fl::op_slot::kArguments:
-          slot.args.emplace_back(read_bytes_field(r, tag, start, "arguments"));
-          break;
-        default: unknown_in(r, tag, start, "OpDesc.Var");
-      }
-    });
-  });
-  if (!has_parameter) fail(place, "OpDesc.Var has no parameter (field 1)");
-  return slot;
-}
-
 // Where an op's attributes lie in its OpDesc: one run of fields with nothing
 // between them (as every protobuf library writes them) stays as wire bytes.
 struct AttrFields {
@@ -293,23 +274,47 @@ struct AttrFields {
   uint32_t count = 0;
   bool one_run = true;
   bool names_lead = true;  // WireAttrs::names_lead
-  void add(std::size_t start, std::size_t end, bool name_leads) {
+  // Where the first op_role and op_role_var start (WireAttrs::op_role_at).
+  uint32_t op_role_at = WireAttrs::kAbsent;
+  uint32_t op_role_var_at = WireAttrs::kAbsent;
+  void add(std::size_t start, std::size_t end, bool name_leads, std::string_view name) {
     if (count == 0) from = start;
     else if (start != to) one_run = false;
     to = end;
     names_lead = names_lead && name_leads;
     ++count;
+    const auto at = static_cast<uint32_t>(start - from);
+    if (name == kOpRoleAttr && op_role_at == WireAttrs::kAbsent) op_role_at = at;
+    if (name == kOpRoleVarAttr && op_role_var_at == WireAttrs::kAbsent) op_role_var_at = at;
   }
+  // Offsets fit in WireAttrs' 32 bits (an op's attributes under 4 GiB).
+  bool can_note_roles() const { return to - from < WireAttrs::kAbsent; }
+};
+
+// Where the bytes being read live, when something keeps them alive: ops
+// then keep views of them (their attributes, and their whole OpDesc) rather
+// than copies. Without an owner every op gets copies of its attribute bytes
+// and decoded slots.
+struct InputOwner {
+  std::shared_ptr<const void> owner;
 };
 
 // The op's attributes, checked already: kept as their bytes when they are
 // one run, else decoded (`r` reads the whole OpDesc again).
-void keep_attrs(Op& op, Reader r, const AttrFields& fields) {
+void keep_attrs(Op& op, Reader r, const AttrFields& fields, const InputOwner& input) {
   if (fields.count == 0) return;
   if (fields.one_run) {
-    op.set_wire_attrs(WireAttrs{.fields = std::string(r.span(fields.from, fields.to)),
-                                .count = fields.count,
-                                .names_lead = fields.names_lead});
+    const std::string_view bytes = r.span(fields.from, fields.to);
+    WireAttrs wire = input.owner ? WireAttrs{.fields = bytes, .owner = input.owner,
+                                             .count = fields.count,
+                                             .names_lead = fields.names_lead}
+                                 : WireAttrs::copied(bytes, fields.count, fields.names_lead);
+    if (fields.can_note_roles()) {
+      wire.roles_noted = true;
+      wire.op_role_at = fields.op_role_at;
+      wire.op_role_var_at = fields.op_role_var_at;
+    }
+    op.set_wire_attrs(std::move(wire));
     return;
   }
   std::vector<NamedAttribute>& attrs = op.mutable_attrs();
@@ -324,16 +329,21 @@ void keep_attrs(Op& op, Reader r, const AttrFields& fields) {
   });
 }
 
-Op parse_op(Reader r, SourceLocation& place) {
+Op parse_op(Reader r, SourceLocation& place, const InputOwner& input) {
   Op op;
   bool has_type = false;
+  // With an owner, slots are only checked here: the op keeps its OpDesc's
+  // bytes and decodes them when asked (or below, if it cannot keep them).
+  const bool keep_bytes = input.owner != nullptr;
   guarded(place, [&] {
     const Reader whole = r;
     Reader scan = r;
+    std::string_view type_bytes;
     std::size_t input_count = 0, output_count = 0;
     for_each_field(scan, [&](const Tag& tag, std::size_t start) {
       if (tag.field == fl::op::kType) {
-        op.type = read_bytes_field(scan, tag, start, "type");
+        type_bytes = read_bytes_field(scan, tag, start, "type");
+        op.type = type_bytes;
         place.op_type = op.type;
         has_type = true;
         return;
@@ -342,8 +352,10 @@ Op parse_op(Reader r, SourceLocation& place) {
       output_count += tag.field == fl::op::kOutputs;
       scan.skip_field(tag, start);
     });
-    op.inputs.reserve(input_count);
-    op.outputs.reserve(output_count);
+    if (!keep_bytes) {
+      op.mutable_inputs().reserve(input_count);
+      op.mutable_outputs().reserve(output_count);
+    }
     long inputs = 0, outputs = 0;
     AttrFields attr_fields;
     std::size_t known = 0;
@@ -355,10 +367,12 @@ Op parse_op(Reader r, SourceLocation& place) {
           const char* side = is_input ? "input" : "output";
           place.slot_side = side;
           place.slot = is_input ? inputs++ : outputs++;
-          Slot slot = parse_slot(nested_at(r, tag, start, side, place), place);
+          Slot* slot = keep_bytes ? nullptr
+                                  : &(is_input ? op.mutable_inputs() : op.mutable_outputs())
+                                         .emplace_back();
+          read_wire_slot(nested_at(r, tag, start, side, place), place, slot);
           place.slot_side.clear();
           place.slot = -1;
-          (is_input ? op.inputs : op.outputs).push_back(std::move(slot));
           break;
         }
         case fl::op::kType: r.read_bytes(); break;
@@ -367,7 +381,7 @@ Op parse_op(Reader r, SourceLocation& place) {
           place.attr = attr_fields.count;
           const bool name_leads =
               check_op_attr(nested_at(r, tag, start, "attrs", place), place);
-          attr_fields.add(start, r.position(), name_leads);
+          attr_fields.add(start, r.position(), name_leads, place.attr_name);
           leave_attr(place);
           break;
         }
@@ -380,7 +394,16 @@ Op parse_op(Reader r, SourceLocation& place) {
       ++known;
     });
     op.unknown_fields.close(known);
-    keep_attrs(op, whole, attr_fields);
+    keep_attrs(op, whole, attr_fields, input);
+    if (!keep_bytes) return;
+    const std::string_view bytes = whole.span(0, whole.remaining());
+    if (op.unknown_fields.empty() && attr_fields.one_run) {
+      op.set_wire_op(WireOp{.bytes = bytes, .owner = input.owner, .type = type_bytes,
+                            .is_target = op.is_target,
+                            .is_target_explicit = op.is_target_explicit});
+    } else {
+      decode_wire_slots(bytes, op.mutable_inputs(), op.mutable_outputs());
+    }
   });
   if (!has_type) fail(place, "OpDesc has no type (field 3)");
   return op;
@@ -388,10 +411,7 @@ Op parse_op(Reader r, SourceLocation& place) {
 
 // --- BlockDesc and ProgramDesc ---
 
-// Reading a large block, the caller hears every so often how far it got.
-using DoneWith = std::function<void(std::size_t)>;
-
-Block parse_block(Reader r, SourceLocation& place, const DoneWith& done_with) {
+Block parse_block(Reader r, SourceLocation& place, const InputOwner& input) {
   Block block;
   bool has_idx = false, has_parent = false;
   long var_index = 0, op_index = 0;
@@ -418,15 +438,13 @@ Block parse_block(Reader r, SourceLocation& place, const DoneWith& done_with) {
           }
           place.var = -1;
           place.var_name.clear();
-          if (done_with) done_with(r.offset());
           break;
         }
         case fl::block::kOps: {
           place.op = op_index++;
-          block.append_op(parse_op(nested_at(r, tag, start, "ops", place), place));
+          block.append_op(parse_op(nested_at(r, tag, start, "ops", place), place, input));
           place.op = -1;
           place.op_type.clear();
-          if (done_with) done_with(r.offset());
           break;
         }
         case fl::block::kForwardBlockIdx:
@@ -496,14 +514,8 @@ void parse_op_version_map(Reader r, const SourceLocation& place, std::vector<OpV
   });
 }
 
-}  // namespace
-
-Program parse_program_proto(std::string_view bytes, const std::string& source) {
-  return parse_program_proto(bytes, source, nullptr);
-}
-
-Program parse_program_proto(std::string_view bytes, const std::string& source,
-                            const DoneWith& done_with) {
+Program parse_program(std::string_view bytes, const std::string& source,
+                      const InputOwner& input) {
   Program program;
   SourceLocation place{.source = source};
   Reader r(bytes, 0);
@@ -514,7 +526,7 @@ Program parse_program_proto(std::string_view bytes, const std::string& source,
         case fl::program::kBlocks: {
           place.block = static_cast<int64_t>(program.blocks.size());
           program.blocks.push_back(
-              parse_block(nested_at(r, tag, start, "blocks", place), place, done_with));
+              parse_block(nested_at(r, tag, start, "blocks", place), place, input));
           place.block = -1;
           break;
         }
@@ -556,6 +568,17 @@ Program parse_program_proto(std::string_view bytes, const std::string& source,
     program.unknown_fields.close(known);
   });
   return program;
+}
+
+}  // namespace
+
+Program parse_program_proto(std::string_view bytes, const std::string& source) {
+  return parse_program(bytes, source, InputOwner{});
+}
+
+Program parse_program_proto(std::string_view bytes, const std::string& source,
+                            std::shared_ptr<const void> owner) {
+  return parse_program(bytes, source, InputOwner{std::move(owner)});
 }
 
 }  // namespace ctp

@@ -27,7 +27,10 @@
 //    libraries write them), are checked and then kept as those bytes
 //    (Op::wire_attrs) until something asks for them, and written back as
 //    they came; a rewrite reads op_role and op_role_var of every op without
-//    decoding the rest (op.h).
+//    decoding the rest (op.h). Read with an owner of the input, an op with
+//    no unknown fields keeps its whole OpDesc (Op::set_wire_op): its slots
+//    are decoded on first use, and while nothing changes it, it is written
+//    back as those bytes, whatever their field order.
 // Malformed input (truncated or garbage bytes, a missing required field, an
 // enum value outside framework.proto, an attr without the value its type
 // needs or with a value of another type) raises ctp::Error naming the source
@@ -41,7 +44,7 @@
 // and no attr of the var's holds it. A program read from protobuf library
 // output (canonical bytes) is written back byte for byte.
 #pragma once
-#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -53,13 +56,13 @@ class ByteSink;  // program_ir/byte_sink.h
 
 // `source` names the input in error messages (usually its file name).
 Program parse_program_proto(std::string_view bytes, const std::string& source);
-// The same, calling `done_with(n)` now and then as reading goes on: the
-// program holds copies of what it read, so the first n bytes are no longer
-// needed and a caller that mapped the input may give their pages back
-// (load_program_file: the input's pages and the program's then need not
-// both be resident at the end of a large read).
+// The same for bytes that `owner` keeps alive (a mapped file): the program's
+// ops hold views of their OpDesc bytes and a share of `owner` instead of
+// copies, decode their slots and attributes when first asked, and an op that
+// nothing changes is written back as its bytes (Op::set_wire_op). A large
+// rewrite then costs little more than reading and copying its input.
 Program parse_program_proto(std::string_view bytes, const std::string& source,
-                            const std::function<void(std::size_t)>& done_with);
+                            std::shared_ptr<const void> owner);
 std::string serialize_program_proto(const Program& program);
 // The same bytes, handed to `sink` in pieces as they are encoded (a size
 // pass over the program first, then the write), so that the output is never

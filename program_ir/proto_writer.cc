@@ -202,14 +202,20 @@ void write_attrs(Out& w, const Op& op, Unknowns<Out>& unknown) {
 
 template <class Out>
 void write_op(Out& w, const Op& op) {
+  // An op that nothing changed since it was read goes back as its bytes
+  // (both passes take this path, so the recorded lengths stay in step).
+  if (const std::optional<std::string_view> bytes = op.unchanged_wire_bytes()) {
+    w.bytes_field(fl::block::kOps, *bytes);
+    return;
+  }
   auto body = w.begin_message(fl::block::kOps);
   const RawSink<Out> sink{w};
   Unknowns<Out> unknown(op.unknown_fields, sink);
-  for (const Slot& slot : op.inputs) {
+  for (const Slot& slot : op.inputs()) {
     unknown.before_known();
     write_slot(w, fl::op::kInputs, slot);
   }
-  for (const Slot& slot : op.outputs) {
+  for (const Slot& slot : op.outputs()) {
     unknown.before_known();
     write_slot(w, fl::op::kOutputs, slot);
   }

@@ -221,9 +221,9 @@ void append_slots(std::string& out, const std::vector<Slot>& slots) {
 void append_op(std::string& out, const Op& op) {
   append_name(out, op.type);
   out += ' ';
-  append_slots(out, op.inputs);
+  append_slots(out, op.inputs());
   out += " -> ";
-  append_slots(out, op.outputs);
+  append_slots(out, op.outputs());
   out += " {";
   std::vector<const NamedAttribute*> sorted;
   sorted.reserve(op.attrs().size());

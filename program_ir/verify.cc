@@ -190,7 +190,7 @@ class Verifier {
   }
 
   void check_slots(std::size_t b, const OpPlace& at, const OpDef* def, bool inputs) {
-    const std::vector<Slot>& slots = inputs ? at.op.inputs : at.op.outputs;
+    const std::vector<Slot>& slots = inputs ? at.op.inputs() : at.op.outputs();
     const char* side = inputs ? "input" : "output";
     const Subject subject = inputs ? kInput : kOutput;
     for (const Slot& slot : slots) {

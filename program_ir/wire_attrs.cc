@@ -5,6 +5,7 @@
 #include <string>
 
 #include "program_ir/framework_fields.h"
+#include "program_ir/op_role.h"
 #include "program_ir/scalar.h"
 #include "program_ir/wire_read.h"
 
@@ -241,23 +242,43 @@ std::optional<Attribute> decode_varint_attr(Reader message) {
   }
 }
 
+// The value of a checked Attr message.
+Attribute decode_attr_message(Reader message) {
+  if (std::optional<Attribute> value = decode_varint_attr(message)) return *std::move(value);
+  SourceLocation place;
+  return parse_op_attr(message, place).value;
+}
+
+// Where the reader noted `name` to be (WireAttrs::roles_noted): the Attr
+// field's offset or WireAttrs::kAbsent; nullopt for other names.
+std::optional<uint32_t> noted_offset(const WireAttrs& wire, std::string_view name) {
+  if (!wire.roles_noted) return std::nullopt;
+  if (name == kOpRoleAttr) return wire.op_role_at;
+  if (name == kOpRoleVarAttr) return wire.op_role_var_at;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<Attribute> decode_wire_attr(const WireAttrs& wire, std::string_view name) {
+  if (const std::optional<uint32_t> at = noted_offset(wire, name)) {
+    if (*at == WireAttrs::kAbsent) return std::nullopt;
+    Reader r(wire.fields.substr(*at), 0);
+    r.read_tag();
+    return decode_attr_message(Reader(r.read_bytes(), 0));
+  }
   std::optional<Attribute> found;
   find_in_wire(wire, [&](Reader message, std::string_view attr_name) {
     if (attr_name != name) return false;
-    found = decode_varint_attr(message);
-    if (!found) {
-      SourceLocation place;
-      found = parse_op_attr(message, place).value;
-    }
+    found = decode_attr_message(message);
     return true;
   });
   return found;
 }
 
 bool has_wire_attr(const WireAttrs& wire, std::string_view name) {
+  if (const std::optional<uint32_t> at = noted_offset(wire, name))
+    return *at != WireAttrs::kAbsent;
   bool found = false;
   find_in_wire(wire, [&](Reader, std::string_view attr_name) {
     found = attr_name == name;

@@ -17,7 +17,7 @@ namespace {
 
 std::string describe(const Op& op) {
   std::string s = op.type;
-  for (const auto* side : {&op.inputs, &op.outputs}) {
+  for (const auto* side : {&op.inputs(), &op.outputs()}) {
     std::vector<Slot> slots = *side;
     std::sort(slots.begin(), slots.end(),
               [](const Slot& a, const Slot& b) { return a.name < b.name; });

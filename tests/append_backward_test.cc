@@ -53,8 +53,8 @@ TEST(AppendBackward, WritesTheSampleMlpsHandWrittenBackward) {
   for (std::size_t i = 0; i < got.size(); ++i) {
     SCOPED_TRACE("op " + std::to_string(i) + " " + want[i]->type);
     EXPECT_EQ(got[i]->type, want[i]->type);
-    EXPECT_EQ(filled(got[i]->inputs), filled(want[i]->inputs));
-    EXPECT_EQ(filled(got[i]->outputs), filled(want[i]->outputs));
+    EXPECT_EQ(filled(got[i]->inputs()), filled(want[i]->inputs()));
+    EXPECT_EQ(filled(got[i]->outputs()), filled(want[i]->outputs()));
     EXPECT_EQ(role_of(*got[i]), role_of(*want[i]));
     EXPECT_EQ(role_var_of(*got[i]), role_var_of(*want[i]));
   }
@@ -98,7 +98,7 @@ TEST(AppendBackward, SumsPartialGradientsWithPaddlesNames) {
   std::vector<std::string> lines;
   for (const Op& op : p.global_block().ops()) {
     std::string line = op.type;
-    for (const Slot& s : op.outputs)
+    for (const Slot& s : op.outputs())
       for (const std::string& a : s.args) line += " " + a;
     lines.push_back(line);
   }

@@ -111,7 +111,7 @@ TEST(JsonIoSchema, SlotAndAttributeOrderIsKept) {
   Program q = parse_program_json(
       R"({"blocks": [{"ops": [{"outputs": {"Z": [], "A": ["a", "b"]}, "type": "t"}], "parent_idx": -1, "idx": 0}]})",
       "o.json");
-  EXPECT_EQ(q.blocks[0].ops().front().outputs,
+  EXPECT_EQ(q.blocks[0].ops().front().outputs(),
             (std::vector<Slot>{{"Z", {}}, {"A", {"a", "b"}}}));
 }
 

@@ -74,55 +74,6 @@ TEST_F(MappedFileTest, APipeIsRead) {
   EXPECT_EQ(read, program_);
 }
 
-// Resident kB of the mapping that holds `address` (/proc/self/smaps), or
-// -1 when no mapping does.
-long resident_kb(const void* address) {
-  std::ifstream smaps("/proc/self/smaps");
-  const auto at = reinterpret_cast<uintptr_t>(address);
-  std::string line;
-  bool inside = false;
-  while (std::getline(smaps, line)) {
-    uintptr_t from = 0, to = 0;
-    char dash = 0;
-    std::istringstream range(line);
-    if (range >> std::hex >> from >> dash >> to && dash == '-') {
-      inside = from <= at && at < to;
-    } else if (inside && line.rfind("Rss:", 0) == 0) {
-      return std::stol(line.substr(4));
-    }
-  }
-  return -1;
-}
-
-// release_before gives the pages before an offset back, in steps, and the
-// bytes read the same afterwards (they are the file's again).
-TEST_F(MappedFileTest, PagesBeforeAnOffsetGoBackAndReadTheSame) {
-  std::string big(24 << 20, '\0');
-  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7 + i / 4096);
-  const std::string path = (dir_ / "big.bin").string();
-  write_file_atomically(path, big);
-  MappedFile file(path);
-  const long whole = resident_kb(file.bytes().data());
-  ASSERT_GE(whole, 23 * 1024);  // mapped whole and populated
-  file.release_before(1000);     // less than a step: nothing goes back
-  EXPECT_EQ(resident_kb(file.bytes().data()), whole);
-  file.release_before(16 << 20);
-  EXPECT_LE(resident_kb(file.bytes().data()), whole - 15 * 1024);
-  EXPECT_EQ(file.bytes(), big);
-}
-
-// A protobuf read says how far it got, in order; the program is the same.
-TEST_F(MappedFileTest, AProtobufReadSaysHowFarItGot) {
-  std::vector<std::size_t> done;
-  const Program read =
-      parse_program_proto(bytes_, "main.pb", [&](std::size_t n) { done.push_back(n); });
-  EXPECT_EQ(read, program_);
-  ASSERT_GE(done.size(), program_.global_block().op_count());
-  EXPECT_TRUE(std::is_sorted(done.begin(), done.end()));
-  EXPECT_LE(done.back(), bytes_.size());
-  EXPECT_GT(done.back(), bytes_.size() / 2);
-}
-
 TEST_F(MappedFileTest, WhatCannotBeReadIsRefusedNamingIt) {
   write_file_atomically((dir_ / "empty.pb").string(), "");
   EXPECT_NE(error_of((dir_ / "empty.pb").string()).find("empty input"), std::string::npos)

@@ -71,7 +71,7 @@ class Infer {
     return *this;
   }
   std::string run(const Op& op) {
-    for (const Slot& slot : op.outputs)
+    for (const Slot& slot : op.outputs())
       for (const std::string& name : slot.args)
         block_.get_or_add_var(Var{.name = name, .dtype = DataType::BOOL, .shape = {-7}});
     try {

@@ -19,7 +19,7 @@ class Declared {
   void run(std::string type, std::vector<Slot> in, std::vector<Slot> out,
            std::vector<NamedAttribute> attrs = {}) {
     const Op op(std::move(type), std::move(in), std::move(out), std::move(attrs));
-    for (const Slot& slot : op.outputs)
+    for (const Slot& slot : op.outputs())
       for (const std::string& name : slot.args)
         block_.get_or_add_var(Var{.name = name, .dtype = DataType::BOOL, .shape = {-7}});
     const OpDef* def = OpRegistry::global().find(op.type);

@@ -26,14 +26,14 @@ class Declared {
   Shape run(std::string type, std::vector<Slot> in, std::vector<Slot> out,
             std::vector<NamedAttribute> attrs = {}) {
     const Op op(std::move(type), std::move(in), std::move(out), std::move(attrs));
-    for (const Slot& slot : op.outputs)
+    for (const Slot& slot : op.outputs())
       for (const std::string& name : slot.args)
         block_.get_or_add_var(Var{.name = name, .dtype = DataType::BOOL, .shape = {-7}});
     const OpDef* def = OpRegistry::global().find(op.type);
     EXPECT_NE(def, nullptr) << op.type;
     if (!def || !def->infer_shape) return {-7};
     def->infer_shape(op, block_);
-    return block_.var(op.outputs[0].args[0]).shape;
+    return block_.var(op.outputs()[0].args[0]).shape;
   }
   const Var& get(const std::string& name) const { return block_.var(name); }
 

@@ -26,7 +26,7 @@ class Infer {
   }
   // Declares each output var (shape unset) and runs the op's inference.
   void run(const Op& op) {
-    for (const Slot& slot : op.outputs)
+    for (const Slot& slot : op.outputs())
       for (const std::string& name : slot.args)
         block_.get_or_add_var(Var{.name = name, .dtype = DataType::BOOL, .shape = {-7}});
     const OpDef& d = def(op.type);

@@ -30,7 +30,7 @@ TEST(GradMakersCv, ConvReadsInputFilterAndOutputGrad) {
                   {{"Output", {"conv_0.tmp_0"}}}, {{"groups", Attribute(int32_t{2})}});
     const Op g = grad_of(conv, {"img"});  // a data input: no gradient
     EXPECT_EQ(g.type, std::string(type) + "_grad");
-    EXPECT_EQ(g.inputs, (std::vector<Slot>{{"Input", {"img"}},
+    EXPECT_EQ(g.inputs(), (std::vector<Slot>{{"Input", {"img"}},
                                            {"Filter", {"conv_0.w_0"}},
                                            {"Output@GRAD", {"conv_0.tmp_0@GRAD"}}}));
     EXPECT_THAT(*g.output("Input@GRAD"), IsEmpty());
@@ -43,9 +43,9 @@ TEST(GradMakersCv, Pool2dReadsXOutAndOutGrad) {
   const Op pool("pool2d", {{"X", {"a"}}}, {{"Out", {"b"}}}, {{"pooling_type", Attribute("max")}});
   const Op g = grad_of(pool);
   EXPECT_EQ(g.type, "pool2d_grad");
-  EXPECT_EQ(g.inputs,
+  EXPECT_EQ(g.inputs(),
             (std::vector<Slot>{{"X", {"a"}}, {"Out", {"b"}}, {"Out@GRAD", {"b@GRAD"}}}));
-  EXPECT_EQ(g.outputs, (std::vector<Slot>{{"X@GRAD", {"a@GRAD"}}}));
+  EXPECT_EQ(g.outputs(), (std::vector<Slot>{{"X@GRAD", {"a@GRAD"}}}));
 }
 
 TEST(GradMakersCv, BatchNormReadsTheRunningStatisticsOnlyWhereTheyNormalized) {
@@ -59,13 +59,13 @@ TEST(GradMakersCv, BatchNormReadsTheRunningStatisticsOnlyWhereTheyNormalized) {
   };
   const Op training = grad_of(batch_norm({}));
   EXPECT_EQ(training.type, "batch_norm_grad");
-  EXPECT_EQ(training.inputs, (std::vector<Slot>{{"X", {"x"}},
+  EXPECT_EQ(training.inputs(), (std::vector<Slot>{{"X", {"x"}},
                                                 {"Scale", {"s"}},
                                                 {"Bias", {"b"}},
                                                 {"SavedMean", {"sm"}},
                                                 {"SavedVariance", {"sv"}},
                                                 {"Y@GRAD", {"y@GRAD"}}}));
-  EXPECT_EQ(training.outputs, (std::vector<Slot>{{"X@GRAD", {"x@GRAD"}},
+  EXPECT_EQ(training.outputs(), (std::vector<Slot>{{"X@GRAD", {"x@GRAD"}},
                                                  {"Scale@GRAD", {"s@GRAD"}},
                                                  {"Bias@GRAD", {"b@GRAD"}}}));
   for (const char* flag : {"use_global_stats", "is_test"}) {

@@ -59,9 +59,9 @@ std::vector<std::string> problems(const std::string& forward, const Op& grad) {
   const std::string where = forward + " -> " + grad.type + ": ";
   const OpDef* d = OpRegistry::global().find(grad.type);
   if (!d) return {where + "no schema"};
-  for (const Slot& slot : grad.inputs)
+  for (const Slot& slot : grad.inputs())
     if (!d->find_input(slot.name)) found.push_back(where + "unknown input slot " + slot.name);
-  for (const Slot& slot : grad.outputs)
+  for (const Slot& slot : grad.outputs())
     if (!d->find_output(slot.name)) found.push_back(where + "unknown output slot " + slot.name);
   for (const SlotDef& slot : d->inputs)
     if (!slot.dispensable && !grad.has_input(slot.name))
@@ -128,16 +128,16 @@ TEST(GradMakers, ReluAndSoftmaxCrossEntropyReadWhatPaddlesMakersPass) {
   const Op relu("relu", {{"X", {"a"}}}, {{"Out", {"b"}}});
   const Op relu_grad = def("relu").grad.make(GradMakerContext(relu, none)).at(0);
   EXPECT_EQ(relu_grad.type, "relu_grad");
-  EXPECT_EQ(relu_grad.inputs, (std::vector<Slot>{{"Out", {"b"}}, {"Out@GRAD", {"b@GRAD"}}}));
-  EXPECT_EQ(relu_grad.outputs, (std::vector<Slot>{{"X@GRAD", {"a@GRAD"}}}));
+  EXPECT_EQ(relu_grad.inputs(), (std::vector<Slot>{{"Out", {"b"}}, {"Out@GRAD", {"b@GRAD"}}}));
+  EXPECT_EQ(relu_grad.outputs(), (std::vector<Slot>{{"X@GRAD", {"a@GRAD"}}}));
 
   const Op swce("softmax_with_cross_entropy", {{"Logits", {"z"}}, {"Label", {"y"}}},
                 {{"Softmax", {"p"}}, {"Loss", {"l"}}});
   const Op swce_grad = def(swce.type).grad.make(GradMakerContext(swce, none)).at(0);
   EXPECT_EQ(swce_grad.type, "softmax_with_cross_entropy_grad");
-  EXPECT_EQ(swce_grad.inputs, (std::vector<Slot>{{"Label", {"y"}}, {"Softmax", {"p"}},
+  EXPECT_EQ(swce_grad.inputs(), (std::vector<Slot>{{"Label", {"y"}}, {"Softmax", {"p"}},
                                                  {"Loss@GRAD", {"l@GRAD"}}}));
-  EXPECT_EQ(swce_grad.outputs, (std::vector<Slot>{{"Logits@GRAD", {"z@GRAD"}}}));
+  EXPECT_EQ(swce_grad.outputs(), (std::vector<Slot>{{"Logits@GRAD", {"z@GRAD"}}}));
 }
 
 TEST(GradMakers, SumScaleAndCastWriteForwardOpsAsTheirGradients) {

@@ -49,7 +49,7 @@ inline Program rule_program(const RuleCase& c) {
   block.add_var(Var{.name = "lead_copy", .shape = {1}});
   for (const auto& [name, t] : c.inputs)
     block.add_var(Var{.name = name, .dtype = t.dtype(), .shape = t.shape()});
-  for (const Slot& slot : c.op.outputs)
+  for (const Slot& slot : c.op.outputs())
     for (const std::string& name : slot.args)
       if (!block.has_var(name)) block.add_var(Var{.name = name, .shape = {-1}});
   block.append_op(Op("assign", {{"X", {"lead"}}}, {{"Out", {"lead_copy"}}}));

@@ -171,6 +171,35 @@ TEST(OpWireAttrs, NamesAreFoundWhereProtobufFindsThem) {
                                                        {"scale", Attribute(1.5f)}}));
 }
 
+// The reader notes where op_role and op_role_var are (WireAttrs::op_role_at):
+// reading them goes straight there, finds the first of each as the decoded
+// list does, and knows them absent without looking.
+TEST(OpWireAttrs, TheRolesAreReadWhereTheReaderNotedThem) {
+  Pb op;
+  op.str(3, "sgd").msg(4, float_attr("scale", 1.0f)).msg(4, int_attr("op_role", 2));
+  op.msg(4, strings_attr("op_role_var", {"p", "p@GRAD"})).msg(4, int_attr("op_role", 5));
+  const Program read = parse_program_proto(program_of(op), "roles.pb");
+  const Op& o = read.global_block().ops().front();
+  ASSERT_TRUE(o.wire_attrs().roles_noted);
+  EXPECT_NE(o.wire_attrs().op_role_at, WireAttrs::kAbsent);
+  EXPECT_EQ(get_op_role(o), 2);
+  EXPECT_EQ(*o.attr("op_role"), Attribute(int32_t{2}));
+  ASSERT_EQ(param_grad_pairs(o).size(), 1u);
+  EXPECT_EQ(param_grad_pairs(o)[0].param, "p");
+
+  Pb bare;
+  bare.str(3, "relu").msg(4, float_attr("scale", 1.0f));
+  const Program none = parse_program_proto(program_of(bare), "none.pb");
+  const Op& n = none.global_block().ops().front();
+  ASSERT_TRUE(n.wire_attrs().roles_noted);
+  EXPECT_EQ(n.wire_attrs().op_role_at, WireAttrs::kAbsent);
+  EXPECT_EQ(get_op_role(n), std::nullopt);
+  EXPECT_FALSE(n.has_attr("op_role"));
+  EXPECT_FALSE(n.has_attr("op_role_var"));
+  EXPECT_TRUE(n.has_attr("scale"));
+  EXPECT_TRUE(param_grad_pairs(n).empty());
+}
+
 // One attribute read from the bytes equals the same attribute of the decoded
 // list, for each type whose value is one varint (read without the general
 // decoder) and when a value field comes twice (the last wins, as in

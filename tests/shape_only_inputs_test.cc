@@ -33,7 +33,7 @@ std::map<std::string, std::pair<std::string, std::vector<char>>> outputs_of(
     const ShapeOnlyCase& c, bool drop_shape_only_elements) {
   const OpDef* schema = OpRegistry::global().find(c.op.type);
   Scope scope;
-  for (const Slot& slot : c.op.inputs)
+  for (const Slot& slot : c.op.inputs())
     for (const std::string& name : slot.args) {
       const Tensor& t = c.inputs.at(name);
       scope.var(name) = drop_shape_only_elements && schema->reads_only_shape_of(slot.name)
@@ -42,7 +42,7 @@ std::map<std::string, std::pair<std::string, std::vector<char>>> outputs_of(
     }
   test::run_op(scope, c.op);
   std::map<std::string, std::pair<std::string, std::vector<char>>> out;
-  for (const Slot& slot : c.op.outputs)
+  for (const Slot& slot : c.op.outputs())
     for (const std::string& name : slot.args) {
       const Tensor& t = scope.get(name);
       std::vector<char> bytes(t.bytes());

@@ -211,7 +211,7 @@ TEST(TranspilerGradAllReduce, LossGradOpWithoutOutputIsAnError) {
   Program main = build_main(ModelSpec{});
   auto it = std::next(main.global_block().ops().begin(), 5);
   ASSERT_EQ(it->type, "fill_constant");
-  it->outputs.clear();
+  it->mutable_outputs().clear();
   EXPECT_THROW(run_main_pass(TranspileMode::kGradAllReduce, options_for(2, 0), main), Error);
 }
 

@@ -62,7 +62,7 @@ inline std::string brief(const Op& op) {
     if (a.name != kOpRoleVarAttr) attrs.push_back(a);
   std::sort(attrs.begin(), attrs.end(),
             [](const NamedAttribute& x, const NamedAttribute& y) { return x.name < y.name; });
-  std::string s = op.type + " " + slots(op.inputs) + " -> " + slots(op.outputs) + " {";
+  std::string s = op.type + " " + slots(op.inputs()) + " -> " + slots(op.outputs()) + " {";
   for (std::size_t i = 0; i < attrs.size(); ++i)
     s += (i ? ", " : "") + attrs[i].name + "=" + brief_value(attrs[i].value);
   return s + "}";

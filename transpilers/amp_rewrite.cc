@@ -109,8 +109,8 @@ class AmpRewriter {
 
   bool touches_float_tensors(const Op& op) const {
     bool any = false;
-    for_float_args(op, op.inputs, [&](const Var&) { any = true; });
-    for_float_args(op, op.outputs, [&](const Var&) { any = true; });
+    for_float_args(op, op.inputs(), [&](const Var&) { any = true; });
+    for_float_args(op, op.outputs(), [&](const Var&) { any = true; });
     return any;
   }
 
@@ -120,11 +120,11 @@ class AmpRewriter {
   void find_pinned_ops() {
     std::unordered_map<std::string, int> writers;
     for (const Op& op : block_.ops())
-      for_float_args(op, op.outputs, [&](const Var& v) { ++writers[v.name]; });
+      for_float_args(op, op.outputs(), [&](const Var& v) { ++writers[v.name]; });
     for (const Op& op : block_.ops()) {
       std::unordered_set<std::string> inputs;
-      for (const Slot& slot : op.inputs) inputs.insert(slot.args.begin(), slot.args.end());
-      for_float_args(op, op.outputs, [&](const Var& v) {
+      for (const Slot& slot : op.inputs()) inputs.insert(slot.args.begin(), slot.args.end());
+      for_float_args(op, op.outputs(), [&](const Var& v) {
         if (writers[v.name] > 1 || inputs.contains(v.name) || v.persistable) pinned_.insert(&op);
       });
     }
@@ -138,7 +138,7 @@ class AmpRewriter {
     // Gray: 16-bit after a 16-bit op, unless an input comes from an op that
     // computed in FP32 (Paddle's "upstream black op" rule).
     bool low_input = false, fp32_producer = false;
-    for_float_args(op, op.inputs, [&](const Var& v) {
+    for_float_args(op, op.inputs(), [&](const Var& v) {
       if (v.dtype == low_) low_input = true;
       if (produced_in_fp32_.contains(v.name)) fp32_producer = true;
     });
@@ -172,7 +172,7 @@ class AmpRewriter {
   void rewrite(Block::OpHandle it, Compute compute) {
     Op& op = *it;
     const DataType want = compute == Compute::Low ? low_ : DataType::FP32;
-    for (Slot& slot : op.inputs) {
+    for (Slot& slot : op.mutable_inputs()) {
       const DataType slot_want = keeps_fp32(op.type, slot.name) ? DataType::FP32 : want;
       for (std::string& arg : slot.args) {
         const Var* var = block_.find_var(arg);
@@ -180,14 +180,14 @@ class AmpRewriter {
           arg = cast_copy(it, *var, slot_want);
       }
     }
-    for (const Slot& slot : op.outputs)
+    for (const Slot& slot : op.outputs())
       for (const std::string& arg : slot.args) {
         // A var written again: earlier casts of it are stale.
         casts_.erase({arg, DataType::FP32});
         casts_.erase({arg, low_});
         produced_in_fp32_.erase(arg);
       }
-    for_float_args(op, op.outputs, [&](const Var& v) {
+    for_float_args(op, op.outputs(), [&](const Var& v) {
       if (compute == Compute::Low) {
         block_.var(v.name).dtype = low_;
       } else {

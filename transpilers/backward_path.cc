@@ -59,7 +59,7 @@ void check_undeclared(const Block& block, const OpAt& at, const std::string& los
                       const std::unordered_map<std::string, std::string>& sources,
                       const std::unordered_set<std::string>& no_grad, std::string_view pass) {
   if (grad_kind(at.op) != GradMaker::Kind::kUndeclared) return;
-  for (const Slot& slot : at.op.inputs)
+  for (const Slot& slot : at.op.inputs())
     for (const std::string& in : slot.args) {
       auto it = sources.find(in);
       if (it == sources.end() || no_grad.contains(in)) continue;

@@ -1,5 +1,6 @@
 #include "transpilers/grad_accumulation.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
@@ -64,7 +65,7 @@ void rename_first_partial(std::vector<Op>& ops, PendingSums& pending, PartialGra
   for (std::size_t i = partials.first_writer[var]; i < idx; ++i) rename_arg(ops[i], var, first);
   for (auto& [at, sums] : pending)
     for (Op& sum : sums) rename_arg(sum, var, first);
-  std::vector<Slot>& outputs = ops[idx].outputs;
+  std::vector<Slot>& outputs = ops[idx].mutable_outputs();
   for (std::size_t s = 0; s <= slot; ++s) {
     std::vector<std::string>& args = outputs[s].args;
     const std::size_t end = s == slot ? arg : args.size();
@@ -76,7 +77,15 @@ void rename_first_partial(std::vector<Op>& ops, PendingSums& pending, PartialGra
 }  // namespace
 
 void rename_arg(Op& op, const std::string& from, const std::string& to) {
-  for (std::vector<Slot>* side : {&op.inputs, &op.outputs})
+  // Editing the slots decodes them for good (op.h): only an op that names
+  // `from` is edited.
+  auto names = [&](const std::vector<Slot>& side) {
+    for (const Slot& slot : side)
+      if (std::find(slot.args.begin(), slot.args.end(), from) != slot.args.end()) return true;
+    return false;
+  };
+  if (!names(op.inputs()) && !names(op.outputs())) return;
+  for (std::vector<Slot>* side : {&op.mutable_inputs(), &op.mutable_outputs()})
     for (Slot& slot : *side)
       for (std::string& arg : slot.args)
         if (arg == from) arg = to;
@@ -96,9 +105,9 @@ void add_up_repeated_grads(std::vector<Op>& ops, int32_t block_idx) {
       }
     }
     const std::string device = device_of(ops[idx]);
-    for (std::size_t s = 0; s < ops[idx].outputs.size(); ++s)
-      for (std::size_t a = 0; a < ops[idx].outputs[s].args.size(); ++a) {
-        const std::string var = ops[idx].outputs[s].args[a];
+    for (std::size_t s = 0; s < ops[idx].outputs().size(); ++s)
+      for (std::size_t a = 0; a < ops[idx].outputs()[s].args.size(); ++a) {
+        const std::string var = ops[idx].outputs()[s].args[a];
         if (!is_grad_name(var) || var == kEmptyVarName) continue;
         bool in_place = false;
         for (const std::string& in : inputs) in_place |= in == var;
@@ -111,7 +120,7 @@ void add_up_repeated_grads(std::vector<Op>& ops, int32_t block_idx) {
         if (partials.of(var).size() == 1)
           rename_first_partial(ops, pending, partials, var, idx, s, a, block_idx);
         const std::string next = partials.next_name(var, block_idx);
-        ops[idx].outputs[s].args[a] = next;
+        ops[idx].mutable_outputs()[s].args[a] = next;
         partials.of(var).push_back(next);
         partials.device[var] = device;
       }

@@ -128,8 +128,8 @@ Op make_in_place_op(std::string type, const std::string& var,
   // be copied): these ops are most of what a rewrite allocates.
   Op op;
   op.type = std::move(type);
-  op.inputs.push_back(Slot{"X", std::vector<std::string>(1, var)});
-  op.outputs.push_back(Slot{"Out", std::vector<std::string>(1, var)});
+  op.mutable_inputs().push_back(Slot{"X", std::vector<std::string>(1, var)});
+  op.mutable_outputs().push_back(Slot{"Out", std::vector<std::string>(1, var)});
   op.mutable_attrs() = std::move(attrs);
   if (!op.has_attr(kOpRoleAttr)) op.set_attr(kOpRoleAttr, Attribute(op_role::kForward));
   return op;

@@ -30,7 +30,7 @@ Error mixed(KernelContext& ctx, const Found& other, const Found& half) {
 std::optional<Found> common_16bit_dtype(KernelContext& ctx,
                                         const std::vector<std::string>& scalar_slots) {
   std::optional<Found> half, other;
-  for (const Slot& slot : ctx.op().inputs) {
+  for (const Slot& slot : ctx.op().inputs()) {
     if (std::find(scalar_slots.begin(), scalar_slots.end(), slot.name) != scalar_slots.end())
       continue;
     for (const std::string& name : slot.args) {
@@ -60,7 +60,7 @@ void run_in_float(KernelContext& ctx, const KernelFn& fp32_kernel,
   }
   Scope wide;
   const OpDef* schema = ctx.schema();
-  for (const Slot& slot : ctx.op().inputs) {
+  for (const Slot& slot : ctx.op().inputs()) {
     // Inputs read only for their shape get no float copy of their elements
     // (which may be released already): a float dtype and the shape.
     const bool shape_only = schema && schema->reads_only_shape_of(slot.name);
@@ -76,7 +76,7 @@ void run_in_float(KernelContext& ctx, const KernelFn& fp32_kernel,
   }
   KernelContext wide_ctx(ctx.op(), ctx.block(), wide, ctx.services(), ctx.op_index());
   fp32_kernel(wide_ctx);
-  for (const Slot& slot : ctx.op().outputs)
+  for (const Slot& slot : ctx.op().outputs())
     for (std::size_t i = 0; i < slot.args.size(); ++i) {
       const Tensor* t = wide.find(slot.args[i]);
       if (!t || !t->initialized()) continue;

@@ -29,13 +29,13 @@ void run_on_host_and_upload(KernelContext& ctx) {
   const KernelFn* cpu_kernel = KernelRegistry::global().find(ctx.op().type, DeviceKind::CPU);
   if (!cpu_kernel) ctx.fail("no CPU kernel to produce the values with");
   Scope host;
-  for (const Slot& slot : ctx.op().inputs)
+  for (const Slot& slot : ctx.op().inputs())
     for (const std::string& name : slot.args)
       if (const Tensor* t = ctx.scope().find(name); t && t->initialized())
         host.var(name) = t->device().kind == DeviceKind::CPU ? *t : dc.to_host(*t);
   KernelContext host_ctx(ctx.op(), ctx.block(), host, ctx.services(), ctx.op_index());
   (*cpu_kernel)(host_ctx);
-  for (const Slot& slot : ctx.op().outputs)
+  for (const Slot& slot : ctx.op().outputs())
     for (const std::string& name : slot.args) {
       const Tensor& value = host.get(name);
       Tensor& out = ctx.scope().var(name);

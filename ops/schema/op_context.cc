@@ -13,11 +13,11 @@ const std::vector<std::string>& slot_args(const std::vector<Slot>& slots, std::s
 }  // namespace
 
 const std::vector<std::string>& OpContext::input_names(std::string_view slot) const {
-  return slot_args(op_.inputs, slot);
+  return slot_args(op_.inputs(), slot);
 }
 
 const std::vector<std::string>& OpContext::output_names(std::string_view slot) const {
-  return slot_args(op_.outputs, slot);
+  return slot_args(op_.outputs(), slot);
 }
 
 std::string OpContext::describe_input(std::string_view slot, std::size_t i) const {

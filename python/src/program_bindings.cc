@@ -151,8 +151,8 @@ void bind_op(py::module_& m) {
            "attrs"_a = py::dict())
       .def_readwrite("type", &Op::type)
       .def_readwrite("is_target", &Op::is_target)
-      .def_property_readonly("inputs", [](const Op& op) { return slots_to_python(op.inputs); })
-      .def_property_readonly("outputs", [](const Op& op) { return slots_to_python(op.outputs); })
+      .def_property_readonly("inputs", [](const Op& op) { return slots_to_python(op.inputs()); })
+      .def_property_readonly("outputs", [](const Op& op) { return slots_to_python(op.outputs()); })
       .def_property_readonly("attrs", &attrs_to_python)
       .def_property_readonly("attr_types",
                              [](const Op& op) {

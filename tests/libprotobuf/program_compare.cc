@@ -183,8 +183,8 @@ class Differ {
                                                               s.arguments().end()));
       }
     };
-    slots("inputs", o.inputs, d.inputs());
-    slots("outputs", o.outputs, d.outputs());
+    slots("inputs", o.inputs(), d.inputs());
+    slots("outputs", o.outputs(), d.outputs());
     eq(place, "attrs size", o.attrs().size(), static_cast<std::size_t>(d.attrs_size()));
     for (std::size_t i = 0; ok() && i < o.attrs().size(); ++i) {
       const auto& p = d.attrs(static_cast<int>(i));

@@ -1,0 +1,231 @@
+// Ops read from bytes that an owner keeps alive (load_program_file's mapped
+// file) keep their whole OpDesc as those bytes (Op::set_wire_op): slots are
+// decoded on first use, an op that nothing changed is written back as it
+// came, whatever its field order, and any edit (slots, attributes, type,
+// is_target) makes the writer encode it afresh. Such a program equals the
+// one read without an owner, outlives its owner's other holders, and may be
+// read from several threads at once.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "program_ir/atomic_file.h"
+#include "program_ir/program_io.h"
+#include "program_ir/proto_io.h"
+#include "tests/pb_test_encoder.h"
+
+namespace ctp {
+namespace {
+
+using testing_pb::Pb;
+
+Pb slot(std::string_view name, std::initializer_list<std::string_view> args) {
+  Pb s;
+  s.str(1, name);
+  for (std::string_view a : args) s.str(2, a);
+  return s;
+}
+
+Pb int_attr(std::string_view name, int32_t v) {
+  Pb a;
+  a.str(1, name).int32(2, 0).int32(3, v);  // INT, i
+  return a;
+}
+
+// An OpDesc in another field order than ctp's writer uses (type first,
+// then an attribute, then the slots, outputs before inputs) with
+// is_target written although it is false.
+Pb odd_order_op() {
+  Pb op;
+  op.str(3, "elementwise_add").msg(4, int_attr("op_role", 1)).msg(4, int_attr("axis", -1));
+  op.msg(2, slot("Out", {"z"})).msg(1, slot("X", {"x"})).msg(1, slot("Y", {"y", "y2"}));
+  op.varint(5, 0);
+  return op;
+}
+
+std::string program_of(std::initializer_list<Pb> ops) {
+  Pb block;
+  block.int32(1, 0).int32(2, -1);  // idx, parent_idx
+  for (const Pb& op : ops) block.msg(4, op);
+  Pb program;
+  program.msg(1, block);
+  return program.bytes();
+}
+
+// The program read with its bytes kept alive by a shared copy.
+Program read_owned(const std::string& bytes) {
+  auto owner = std::make_shared<const std::string>(bytes);
+  return parse_program_proto(*owner, "owned.pb", owner);
+}
+
+TEST(OpWireBytes, AnOwnedReadEqualsTheCopyingRead) {
+  const std::string bytes = program_of({odd_order_op()});
+  const Program owned = read_owned(bytes);
+  const Program copied = parse_program_proto(bytes, "copied.pb");
+  EXPECT_EQ(owned, copied);
+  const Op& op = owned.global_block().ops().front();
+  ASSERT_TRUE(op.unchanged_wire_bytes().has_value());
+  EXPECT_FALSE(copied.global_block().ops().front().unchanged_wire_bytes().has_value());
+  EXPECT_EQ(op.type, "elementwise_add");
+  EXPECT_EQ(op.inputs(), (std::vector<Slot>{{"X", {"x"}}, {"Y", {"y", "y2"}}}));
+  EXPECT_EQ(op.outputs(), (std::vector<Slot>{{"Out", {"z"}}}));
+  EXPECT_EQ(op.input_arg_names(), (std::vector<std::string>{"x", "y", "y2"}));
+  EXPECT_TRUE(op.is_target_explicit);
+}
+
+// The owned read writes the input's bytes; the copying read encodes each op
+// afresh in the writer's field order, which here is other bytes.
+TEST(OpWireBytes, AnUnchangedOpIsWrittenAsItsBytes) {
+  const std::string bytes = program_of({odd_order_op(), odd_order_op()});
+  const Program owned = read_owned(bytes);
+  (void)owned.global_block().ops().front().inputs();  // decoding is not a change
+  (void)owned.global_block().ops().front().attrs();
+  EXPECT_EQ(serialize_program_proto(owned), bytes);
+  const std::string afresh = serialize_program_proto(parse_program_proto(bytes, "c.pb"));
+  EXPECT_NE(afresh, bytes);
+  EXPECT_EQ(parse_program_proto(afresh, "afresh.pb"), owned);
+}
+
+// Each kind of edit makes the op be encoded afresh, with the edit: the
+// owned program writes what the copying read, edited the same way, writes.
+TEST(OpWireBytes, AnyEditEncodesTheOpAfresh) {
+  const std::string bytes = program_of({odd_order_op(), odd_order_op()});
+  const std::vector<std::function<void(Op&)>> edits = {
+      [](Op& op) { op.set_input("X", {"w"}); },
+      [](Op& op) { op.mutable_outputs().push_back({"Extra", {"e"}}); },
+      [](Op& op) { op.set_attr("axis", Attribute(int32_t{0})); },
+      [](Op& op) { (void)op.mutable_attrs(); },
+      [](Op& op) { op.type = "elementwise_sub"; },
+      [](Op& op) { op.is_target = true; },
+      [](Op& op) { op.is_target_explicit = false; },
+  };
+  for (std::size_t i = 0; i < edits.size(); ++i) {
+    Program owned = read_owned(bytes);
+    Program copied = parse_program_proto(bytes, "copied.pb");
+    edits[i](owned.global_block().ops().front());
+    edits[i](copied.global_block().ops().front());
+    EXPECT_FALSE(owned.global_block().ops().front().unchanged_wire_bytes().has_value()) << i;
+    EXPECT_EQ(owned, copied) << i;
+    const std::string written = serialize_program_proto(owned);
+    EXPECT_NE(written, bytes) << i;
+    // The edited op is encoded afresh, as the copying read's; the other one
+    // is still its bytes.
+    EXPECT_EQ(parse_program_proto(written, "again.pb"),
+              parse_program_proto(serialize_program_proto(copied), "copied-again.pb"))
+        << i;
+    const std::string op_bytes = odd_order_op().bytes();
+    EXPECT_EQ(written.find(op_bytes), written.rfind(op_bytes)) << i;
+    EXPECT_NE(written.find(op_bytes), std::string::npos) << i;
+  }
+}
+
+// Ops a rewrite copies keep the bytes (and their owner) alive: a copy
+// outlives the program it came from and the owner's other holders.
+TEST(OpWireBytes, ACopiedOpOutlivesItsProgram) {
+  std::vector<Op> kept;
+  std::string expected;
+  {
+    auto owner = std::make_shared<std::string>(program_of({odd_order_op()}));
+    const Program owned = parse_program_proto(*owner, "owned.pb", owner);
+    kept.push_back(owned.global_block().ops().front());
+    Op moved = owned.global_block().ops().front();
+    kept.push_back(std::move(moved));
+    Op assigned("other");
+    assigned = kept.front();
+    kept.push_back(assigned);
+    expected = *owner;
+    owner.reset();
+  }
+  Program rebuilt;
+  rebuilt.blocks.emplace_back(0, -1);
+  for (const Op& op : kept) {
+    ASSERT_TRUE(op.unchanged_wire_bytes().has_value());
+    EXPECT_EQ(op.inputs(), (std::vector<Slot>{{"X", {"x"}}, {"Y", {"y", "y2"}}}));
+    rebuilt.global_block().append_op(op);
+  }
+  Program one;
+  one.blocks.emplace_back(0, -1);
+  one.global_block().append_op(kept.back());
+  EXPECT_EQ(serialize_program_proto(one), expected);
+}
+
+// An op with a field ctp does not know, or with attributes split by another
+// field, is decoded as it is read, and still round-trips.
+TEST(OpWireBytes, OpsThatCannotStayBytesAreDecoded) {
+  Pb unknown = odd_order_op();
+  unknown.varint(99, 7);
+  Pb split;
+  split.str(3, "scale").msg(4, int_attr("op_role", 0)).varint(5, 1).msg(4, int_attr("a", 2));
+  split.msg(1, slot("X", {"x"}));
+  const std::string bytes = program_of({unknown, split});
+  const Program owned = read_owned(bytes);
+  for (const Op& op : owned.global_block().ops())
+    EXPECT_FALSE(op.unchanged_wire_bytes().has_value()) << op.type;
+  EXPECT_EQ(owned, parse_program_proto(bytes, "copied.pb"));
+  EXPECT_EQ(owned.global_block().ops().back().inputs(), (std::vector<Slot>{{"X", {"x"}}}));
+}
+
+// Bad slots are refused where they are read, naming the op and slot, though
+// an owned read decodes them only later.
+TEST(OpWireBytes, BadSlotsAreRefusedAsTheyAreRead) {
+  Pb bad_slot;
+  bad_slot.str(2, "x");  // arguments without a parameter
+  Pb op;
+  op.str(3, "relu").msg(1, bad_slot);
+  const std::string bytes = program_of({odd_order_op(), op});
+  try {
+    read_owned(bytes);
+    FAIL() << "read a slot without a parameter";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("op 1 'relu', input 0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("has no parameter"), std::string::npos) << e.what();
+  }
+  Pb unknown_in_slot = slot("X", {"x"});
+  unknown_in_slot.varint(3, 1);
+  Pb op2;
+  op2.str(3, "relu").msg(1, unknown_in_slot);
+  EXPECT_THROW(read_owned(program_of({op2})), Error);
+}
+
+// load_program_file reads a file this way: its ops keep the mapped bytes.
+TEST(OpWireBytes, AFileIsReadKeepingItsBytes) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ctp_wire_bytes_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "p.pb").string();
+  const std::string bytes = program_of({odd_order_op(), odd_order_op()});
+  write_file_atomically(path, bytes);
+  const Program loaded = load_program_file(path);
+  fs::remove_all(dir);  // the mapping stays valid
+  ASSERT_EQ(loaded.global_block().op_count(), 2u);
+  EXPECT_TRUE(loaded.global_block().ops().front().unchanged_wire_bytes().has_value());
+  EXPECT_EQ(serialize_program_proto(loaded), bytes);
+  EXPECT_EQ(loaded, parse_program_proto(bytes, "p.pb"));
+}
+
+// Several threads asking an owned op for its slots at once (the executor's
+// device threads) decode them once and all see the same lists.
+TEST(OpWireBytes, ConcurrentFirstReadsSeeOneDecodedSlotList) {
+  const std::string bytes = program_of({odd_order_op()});
+  for (int round = 0; round < 20; ++round) {
+    const Program owned = read_owned(bytes);
+    const Op& op = owned.global_block().ops().front();
+    std::vector<const std::vector<Slot>*> seen(4);
+    std::vector<std::thread> threads;
+    for (std::size_t t = 0; t < seen.size(); ++t)
+      threads.emplace_back([&op, &seen, t] {
+        if (op.input("Y") && op.input("Y")->size() == 2) seen[t] = &op.inputs();
+      });
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(std::set(seen.begin(), seen.end()).size(), 1u);
+    ASSERT_NE(seen[0], nullptr);
+    EXPECT_EQ(seen[0]->size(), 2u);
+  }
+}
+
+}  // namespace
+}  // namespace ctp
