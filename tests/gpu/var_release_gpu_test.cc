@@ -134,7 +134,7 @@ TEST_F(GpuVarRelease, ShapeOnlyInputsNeedNoElementsInCudaKernels) {
     const OpDef* schema = OpRegistry::global().find(type);
     ASSERT_NE(schema, nullptr);
     Scope on_cpu, on_gpu;
-    for (const Slot& slot : c.op.inputs)
+    for (const Slot& slot : c.op.inputs())
       for (const std::string& name : slot.args) {
         const Tensor& t = c.inputs.at(name);
         on_cpu.var(name) = t;
@@ -145,7 +145,7 @@ TEST_F(GpuVarRelease, ShapeOnlyInputsNeedNoElementsInCudaKernels) {
     test::run_op(on_cpu, c.op);
     test::run_op(on_gpu, c.op, services_);
     device.synchronize();
-    for (const Slot& slot : c.op.outputs)
+    for (const Slot& slot : c.op.outputs())
       for (const std::string& name : slot.args) {
         const Tensor& want = on_cpu.get(name);
         const Tensor got = device.to_host(on_gpu.get(name));
