@@ -21,6 +21,9 @@ using test::CommandResult;
 using test::run_command;
 
 const std::regex kCudaLibrary("cuda|cublas|cudnn|nccl|ctp_cuda");
+// OpenBLAS is loaded by the first matrix product (ops/cpu/gemm.cc), not by
+// the commands that never multiply: its thread pool would spin in them.
+const std::regex kOpenBlas("openblas");
 
 std::string golden(const std::string& file) {
   return std::string(CTP_SOURCE_DIR) + "/tests/golden/grad_allreduce_adam_n2_r1_ring1_multihost/" +
@@ -59,10 +62,29 @@ TEST(BackendLoading, CtpCommandsWithoutAGpuOpenNoCudaLibrary) {
     EXPECT_NE(std::find_if(opened.begin(), opened.end(),
                            [](const std::string& f) { return f.find("libctp_ir") != f.npos; }),
               opened.end()) << command;
-    for (const std::string& file : opened)
+    for (const std::string& file : opened) {
       EXPECT_FALSE(std::regex_search(file, kCudaLibrary)) << command << " opened " << file;
+      EXPECT_FALSE(std::regex_search(file, kOpenBlas)) << command << " opened " << file;
+    }
   }
 }
+
+#ifdef CTP_HAVE_OPENBLAS
+// A run that multiplies loads OpenBLAS when it first does.
+TEST(BackendLoading, ARunThatMultipliesLoadsOpenBlas) {
+  test::TempDir dir("backend_loading_blas");
+  const std::string ctp = CTP_CLI_PATH;
+  int exit_code = -1;
+  const std::vector<std::string> opened = opened_libraries(
+      ctp + " run --startup " + golden("startup.json") + " --main " + golden("main.json") +
+          " --steps 1",
+      &exit_code);
+  EXPECT_EQ(exit_code, 0);
+  EXPECT_NE(std::find_if(opened.begin(), opened.end(),
+                         [](const std::string& f) { return std::regex_search(f, kOpenBlas); }),
+            opened.end());
+}
+#endif
 
 TEST(BackendLoading, LddOfCtpNamesNoCudaLibrary) {
   const CommandResult r = run_command(std::string("ldd ") + CTP_CLI_PATH);

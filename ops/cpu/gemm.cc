@@ -2,11 +2,15 @@
 
 #if CTP_HAVE_OPENBLAS
 #include <cblas.h>
+#include <dlfcn.h>
 #endif
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <vector>
+
+#include "program_ir/error.h"
 
 namespace ctp::cpu {
 namespace {
@@ -19,24 +23,44 @@ void transpose(const T* src, int64_t rows, int64_t cols, T* dst) {
 }
 
 #if CTP_HAVE_OPENBLAS
-// OpenBLAS on the calling thread only (gemm.h says why), set once before
-// the first product: the library's own default is a thread per core.
-void use_one_openblas_thread() {
-  static const bool set = [] {
-    openblas_set_num_threads(1);
-    return true;
+// OpenBLAS is loaded by the first product, not with ctp's libraries: loading
+// it starts its thread pool, whose threads spin for a while, and a process
+// that never multiplies (ctp transpile, dump, verify) should not pay for
+// that (bench/RESULTS.md). It then runs on the calling thread only (gemm.h
+// says why): the library's own default is a thread per core.
+struct OpenBlas {
+  decltype(&cblas_sgemm) sgemm;
+  decltype(&cblas_dgemm) dgemm;
+};
+
+template <typename F>
+F symbol(void* library, const char* name) {
+  void* address = ::dlsym(library, name);
+  if (!address)
+    throw Error(std::string("OpenBLAS (" CTP_OPENBLAS_LIBRARY ") has no ") + name);
+  return reinterpret_cast<F>(address);
+}
+
+const OpenBlas& openblas() {
+  static const OpenBlas loaded = [] {
+    void* library = ::dlopen(CTP_OPENBLAS_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (!library)
+      throw Error(std::string("cannot load OpenBLAS (" CTP_OPENBLAS_LIBRARY "): ") + ::dlerror());
+    symbol<decltype(&openblas_set_num_threads)>(library, "openblas_set_num_threads")(1);
+    return OpenBlas{symbol<decltype(&cblas_sgemm)>(library, "cblas_sgemm"),
+                    symbol<decltype(&cblas_dgemm)>(library, "cblas_dgemm")};
   }();
-  (void)set;
+  return loaded;
 }
 
 void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k,
                const float* a, blasint lda, const float* b, blasint ldb, float beta, float* c) {
-  cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, n);
+  openblas().sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, n);
 }
 void blas_gemm(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, blasint m, blasint n, blasint k,
                const double* a, blasint lda, const double* b, blasint ldb, double beta,
                double* c) {
-  cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, n);
+  openblas().dgemm(CblasRowMajor, ta, tb, m, n, k, 1.0, a, lda, b, ldb, beta, c, n);
 }
 
 #endif
@@ -84,7 +108,6 @@ void gemm_openblas(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, 
   constexpr int64_t kMaxBlas = std::numeric_limits<blasint>::max();
   if (m > kMaxBlas || n > kMaxBlas || k > kMaxBlas)
     return gemm_loops(trans_a, trans_b, m, n, k, a, b, c, accumulate);
-  use_one_openblas_thread();
   // Row-major leading dimensions: the stored row lengths.
   blas_gemm(trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
             static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), a,
