@@ -83,7 +83,7 @@ inline Program check_owned_read(std::string_view bytes, const Program& copied) {
   auto owner = std::make_shared<const std::string>(bytes);
   Program owned;
   try {
-    owned = parse_program_proto(*owner, "owned.pb", owner);
+    owned = parse_program_proto(*owner, "owned.pb", ProtoReadOptions{.owner = owner});
   } catch (const Error&) {
     broken_property("the owned read refuses what the copying read accepted");
   }

@@ -42,6 +42,18 @@ std::pair<Var&, bool> Block::emplace_var(Var var) {
   return {*indexed, is_new};
 }
 
+bool Block::splice_vars(std::list<Var>& nodes) {
+  while (!nodes.empty()) {
+    const auto node = nodes.begin();
+    vars_.splice(vars_.end(), nodes, node);
+    if (!var_index_.try_emplace(node).second) {
+      nodes.splice(nodes.begin(), vars_, node);
+      return false;
+    }
+  }
+  return true;
+}
+
 Var* Block::find_var(std::string_view name) {
   const VarIndex::Node* node = var_index_.find(name);
   return node ? &**node : nullptr;

@@ -45,6 +45,10 @@ class Block {
   // Adds `var` unless the name is declared: the var of that name, and
   // whether it was added (one lookup, as map::try_emplace).
   std::pair<Var&, bool> emplace_var(Var var);
+  // Moves the vars of `nodes` (their list nodes: no var is copied) to the
+  // end of the block in order, until one's name is declared already: whether
+  // all were added (if not, `nodes` starts with the var refused).
+  bool splice_vars(std::list<Var>& nodes);
   // Room for `count` vars in the name index, when a reader knows how many.
   void reserve_vars(std::size_t count) { var_index_.reserve(count); }
   Var* find_var(std::string_view name);

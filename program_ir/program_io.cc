@@ -66,7 +66,7 @@ Program parse_program_owned(std::string_view bytes, const std::string& source,
     return parse_program_json(bytes, source);
   try {
     // `owner` is copied, not moved: the message below still reads `bytes`.
-    return owner ? parse_program_proto(bytes, source, owner)
+    return owner ? parse_program_proto(bytes, source, ProtoReadOptions{.owner = owner})
                  : parse_program_proto(bytes, source);
   } catch (const Error& e) {
     // Text that is not a JSON object fails as protobuf; say what was expected.

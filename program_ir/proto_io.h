@@ -56,13 +56,21 @@ class ByteSink;  // program_ir/byte_sink.h
 
 // `source` names the input in error messages (usually its file name).
 Program parse_program_proto(std::string_view bytes, const std::string& source);
-// The same for bytes that `owner` keeps alive (a mapped file): the program's
-// ops hold views of their OpDesc bytes and a share of `owner` instead of
-// copies, decode their slots and attributes when first asked, and an op that
-// nothing changes is written back as its bytes (Op::set_wire_op). A large
-// rewrite then costs little more than reading and copying its input.
+// How parse_program_proto reads.
+struct ProtoReadOptions {
+  // Keeps the bytes alive (a mapped file): the program's ops then hold views
+  // of their OpDesc bytes and a share of `owner` instead of copies, decode
+  // their slots and attributes when first asked, and an op that nothing
+  // changes is written back as its bytes (Op::set_wire_op). A large rewrite
+  // then costs little more than reading and copying its input.
+  std::shared_ptr<const void> owner;
+  // Threads that parse the vars and ops of a large block (thousands of
+  // them): 0, one per core (at most 8); 1, the calling thread only. The
+  // program, and the error for bad bytes, are the same for any number.
+  unsigned threads = 0;
+};
 Program parse_program_proto(std::string_view bytes, const std::string& source,
-                            std::shared_ptr<const void> owner);
+                            const ProtoReadOptions& options);
 std::string serialize_program_proto(const Program& program);
 // The same bytes, handed to `sink` in pieces as they are encoded (a size
 // pass over the program first, then the write), so that the output is never

@@ -59,7 +59,7 @@ std::string program_of(std::initializer_list<Pb> ops) {
 // The program read with its bytes kept alive by a shared copy.
 Program read_owned(const std::string& bytes) {
   auto owner = std::make_shared<const std::string>(bytes);
-  return parse_program_proto(*owner, "owned.pb", owner);
+  return parse_program_proto(*owner, "owned.pb", ProtoReadOptions{.owner = owner});
 }
 
 TEST(OpWireBytes, AnOwnedReadEqualsTheCopyingRead) {
@@ -130,7 +130,7 @@ TEST(OpWireBytes, ACopiedOpOutlivesItsProgram) {
   std::string expected;
   {
     auto owner = std::make_shared<std::string>(program_of({odd_order_op()}));
-    const Program owned = parse_program_proto(*owner, "owned.pb", owner);
+    const Program owned = parse_program_proto(*owner, "owned.pb", ProtoReadOptions{.owner = owner});
     kept.push_back(owned.global_block().ops().front());
     Op moved = owned.global_block().ops().front();
     kept.push_back(std::move(moved));

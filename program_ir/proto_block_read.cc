@@ -1,0 +1,199 @@
+// Reading a BlockDesc (proto_read_parts.h). A first pass reads the block's
+// own fields and finds its vars' and ops' messages by their tags and lengths
+// alone; the messages are then parsed in chunks, on several threads for a
+// large block (a program's vars and ops are most of its bytes, and each
+// parses on its own), and joined in file order. The result, errors
+// included, is what reading field after field gives: when several chunks
+// fail, the failure at the earliest byte is the one reported.
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <list>
+#include <thread>
+#include <vector>
+
+#include "program_ir/framework_fields.h"
+#include "program_ir/proto_read_parts.h"
+#include "program_ir/wire_read.h"
+
+namespace ctp::proto_read {
+namespace {
+
+using namespace wire_read;
+namespace fl = fields;
+
+// A var's or op's message: its bytes and where they start in the input.
+struct Message {
+  std::string_view bytes;
+  std::size_t base;
+  Reader reader() const { return Reader(bytes, base); }
+};
+
+// The first failure of a part of the work, by the input offset of the
+// field it failed at.
+struct Failure {
+  std::size_t at = SIZE_MAX;
+  std::exception_ptr error;
+  void note(std::size_t offset) {
+    if (offset < at) {
+      at = offset;
+      error = std::current_exception();
+    }
+  }
+};
+
+// Parses messages [from, to) of `messages` into `out`, in order, stopping
+// at the first that fails.
+template <typename T, typename Parse>
+void parse_chunk(const std::vector<Message>& messages, std::size_t from, std::size_t to,
+                 SourceLocation place, int64_t SourceLocation::*ordinal, Parse&& parse,
+                 std::list<T>& out, Failure& failure) {
+  for (std::size_t i = from; i < to; ++i) {
+    place.*ordinal = static_cast<int64_t>(i);
+    try {
+      out.push_back(parse(messages[i].reader(), place));
+    } catch (...) {
+      failure.note(messages[i].base);
+      return;
+    }
+  }
+}
+
+// Parses every message into one list in file order, on `threads` threads
+// (the calling thread and threads - 1 others), which take chunks of the
+// messages in turn, so that a thread slowed down takes fewer. The calling
+// thread runs beside() first, when given, while the others start parsing.
+template <typename T, typename Parse>
+std::list<T> parse_all(const std::vector<Message>& messages, unsigned threads,
+                       const SourceLocation& place, int64_t SourceLocation::*ordinal,
+                       const Parse& parse, Failure& failure,
+                       const std::function<void()>& beside = nullptr) {
+  constexpr std::size_t kChunksPerThread = 8;
+  const std::size_t n = messages.size();
+  const std::size_t chunks =
+      threads <= 1 ? 1 : std::max<std::size_t>(1, std::min(n, threads * kChunksPerThread));
+  std::vector<std::list<T>> parts(chunks);
+  std::vector<Failure> failures(chunks);
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t c = next++; c < chunks; c = next++)
+      parse_chunk(messages, n * c / chunks, n * (c + 1) / chunks, place, ordinal, parse,
+                  parts[c], failures[c]);
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads && t < chunks; ++t) helpers.emplace_back(work);
+  if (beside) beside();
+  work();
+  for (std::thread& t : helpers) t.join();
+  for (std::size_t c = 1; c < chunks; ++c) parts[0].splice(parts[0].end(), parts[c]);
+  for (const Failure& f : failures)
+    if (f.error) {
+      try {
+        std::rethrow_exception(f.error);
+      } catch (...) {
+        failure.note(f.at);
+      }
+    }
+  return std::move(parts[0]);
+}
+
+// The block's own fields, and where its vars and ops are.
+struct BlockFields {
+  std::vector<Message> vars, ops;
+  bool has_idx = false, has_parent = false;
+};
+
+void find_messages(Reader& r, Block& block, BlockFields& found, SourceLocation& place) {
+  std::size_t known = 0;
+  guarded(place, [&] {
+    for_each_field(r, [&](const Tag& tag, std::size_t start) {
+      switch (tag.field) {
+        case fl::block::kIdx:
+          block.idx = wire::as_int32(read_varint_field(r, tag, start, "idx"));
+          found.has_idx = true;
+          break;
+        case fl::block::kParentIdx:
+          block.parent_idx = wire::as_int32(read_varint_field(r, tag, start, "parent_idx"));
+          found.has_parent = true;
+          break;
+        case fl::block::kVars:
+        case fl::block::kOps: {
+          const bool is_var = tag.field == fl::block::kVars;
+          std::vector<Message>& list = is_var ? found.vars : found.ops;
+          (is_var ? place.var : place.op) = static_cast<long>(list.size());
+          const Reader nested = nested_at(r, tag, start, is_var ? "vars" : "ops", place);
+          list.push_back(Message{nested.span(0, nested.remaining()), nested.offset()});
+          place.var = place.op = -1;
+          break;
+        }
+        case fl::block::kForwardBlockIdx:
+          block.forward_block_idx =
+              wire::as_int32(read_varint_field(r, tag, start, "forward_block_idx"));
+          block.forward_block_idx_explicit = block.forward_block_idx == -1;
+          break;
+        default: block.unknown_fields.append(known, r.skip_field(tag, start)); return;
+      }
+      ++known;
+    });
+    block.unknown_fields.close(known);
+  });
+}
+
+// Adds the parsed vars in order; a name declared twice fails at the later.
+void add_vars(Block& block, std::list<Var>& vars, const std::vector<Message>& messages,
+              const SourceLocation& block_place, Failure& failure) {
+  block.reserve_vars(vars.size());
+  if (block.splice_vars(vars)) return;
+  const std::size_t i = block.var_count();  // the refused var's position
+  SourceLocation place = block_place;
+  place.var = static_cast<int64_t>(i);
+  place.var_name = vars.front().name;
+  try {
+    fail(place, "declared twice in the block");
+  } catch (...) {
+    failure.note(messages[i].base);
+  }
+}
+
+// Below this many vars and ops a block is read on the calling thread alone.
+constexpr std::size_t kParallelFrom = 8192;
+
+}  // namespace
+
+Block parse_block(Reader r, SourceLocation& place, const InputOwner& input, unsigned threads) {
+  Block block;
+  BlockFields found;
+  Failure failure;
+  try {
+    find_messages(r, block, found, place);
+  } catch (...) {
+    // Reported only if no var or op before the bad field fails too.
+    failure.note(r.offset());
+  }
+  if (found.vars.size() + found.ops.size() < kParallelFrom) threads = 1;
+  auto parse_one_var = [](Reader m, SourceLocation& at) {
+    Var var = parse_var(m, at);
+    at.var_name.clear();
+    return var;
+  };
+  auto parse_one_op = [&input](Reader m, SourceLocation& at) {
+    Op op = parse_op(m, at, input);
+    at.op_type.clear();
+    return op;
+  };
+  std::list<Var> vars =
+      parse_all<Var>(found.vars, threads, place, &SourceLocation::var, parse_one_var, failure);
+  auto index_vars = [&] { add_vars(block, vars, found.vars, place, failure); };
+  // The other threads start on the ops while this one indexes the vars.
+  std::list<Op> ops = parse_all<Op>(found.ops, threads, place, &SourceLocation::op, parse_one_op,
+                                    failure, index_vars);
+  if (failure.error) std::rethrow_exception(failure.error);
+  block.ops().splice(block.ops().end(), ops);
+  if (!found.has_idx) fail(place, "BlockDesc has no idx (field 1)");
+  if (!found.has_parent) fail(place, "BlockDesc has no parent_idx (field 2)");
+  return block;
+}
+
+}  // namespace ctp::proto_read
