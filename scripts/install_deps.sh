@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(libprotobuf-dev protobuf-compiler libfmt-dev nlohmann-json3-dev libgtest-dev
           libgmock-dev libcli11-dev libgloo-dev libbenchmark-dev
           libopenblas-dev libopenblas-pthread-dev
-          python3-dev pybind11-dev python3-numpy python3-pytest)
+          python3-dev pybind11-dev python3-numpy python3-pytest ccache)
 if [[ "${1:-}" == --sanitizers ]]; then
   packages+=(clang libclang-rt-14-dev)
 elif [[ -n "${1:-}" ]]; then
