@@ -187,6 +187,29 @@ fs::path program_path(const fs::path& dir, const char* name, const Emit& emit) {
   return dir / (std::string(name) + "." + emit.extension);
 }
 
+// Stages DIR/startup and DIR/main at once, startup's on a thread of its own
+// (main is most of the bytes). When both fail, startup's error is the one
+// reported, as writing them in turn would report it.
+void stage_pair(OutputSet& output, const fs::path& dir, const Program& startup,
+                const Program& main, const Emit& emit) {
+  std::exception_ptr startup_error, main_error;
+  std::thread startup_writer([&] {
+    try {
+      stage_program(output, program_path(dir, "startup", emit), startup, emit);
+    } catch (...) {
+      startup_error = std::current_exception();
+    }
+  });
+  try {
+    stage_program(output, program_path(dir, "main", emit), main, emit);
+  } catch (...) {
+    main_error = std::current_exception();
+  }
+  startup_writer.join();
+  if (startup_error) std::rethrow_exception(startup_error);
+  if (main_error) std::rethrow_exception(main_error);
+}
+
 // Says on stderr which vars the transpile took as parameters, and how.
 void report(const Transpiler& transpiler, const TranspileReport& report) {
   if (report.parameters)
@@ -250,8 +273,7 @@ void run_transpile(const TranspileArgs& a) {
     stage_all_ranks(*transpiler, std::move(startup), main, output, a.out_dir, emit);
   } else {
     report(*transpiler, transpiler->run(startup, main));
-    stage_program(output, program_path(a.out_dir, "startup", emit), startup, emit);
-    stage_program(output, program_path(a.out_dir, "main", emit), main, emit);
+    stage_pair(output, a.out_dir, startup, main, emit);
     keep_until_exit(std::move(startup));
   }
   output.commit();
