@@ -42,6 +42,12 @@ struct WireAttrs {
   bool roles_noted = false;
   uint32_t op_role_at = kAbsent;
   uint32_t op_role_var_at = kAbsent;
+  // op_role's value, when the reader decoded it (an INT or LONG, as Paddle
+  // writes it): a rewrite reads every op's role, and then touches no op's
+  // bytes, which lie far apart in a large input (a cache miss each).
+  enum class RoleKind : uint8_t { kNotDecoded, kInt, kLong };
+  RoleKind op_role_kind = RoleKind::kNotDecoded;
+  int64_t op_role_value = 0;
   bool empty() const { return count == 0; }
   // Fields held in a string of their own.
   static WireAttrs copied(std::string_view fields, uint32_t count, bool names_lead);

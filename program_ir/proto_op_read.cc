@@ -54,6 +54,7 @@ void keep_attrs(Op& op, Reader r, const AttrFields& fields, const InputOwner& in
       wire.roles_noted = true;
       wire.op_role_at = fields.op_role_at;
       wire.op_role_var_at = fields.op_role_var_at;
+      note_op_role_value(wire);
     }
     op.set_wire_attrs(std::move(wire));
     return;

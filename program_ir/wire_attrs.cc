@@ -261,6 +261,11 @@ std::optional<uint32_t> noted_offset(const WireAttrs& wire, std::string_view nam
 }  // namespace
 
 std::optional<Attribute> decode_wire_attr(const WireAttrs& wire, std::string_view name) {
+  if (wire.op_role_kind != WireAttrs::RoleKind::kNotDecoded && name == kOpRoleAttr) {
+    if (wire.op_role_kind == WireAttrs::RoleKind::kInt)
+      return Attribute(static_cast<int32_t>(wire.op_role_value));
+    return Attribute(wire.op_role_value);
+  }
   if (const std::optional<uint32_t> at = noted_offset(wire, name)) {
     if (*at == WireAttrs::kAbsent) return std::nullopt;
     Reader r(wire.fields.substr(*at), 0);
@@ -274,6 +279,18 @@ std::optional<Attribute> decode_wire_attr(const WireAttrs& wire, std::string_vie
     return true;
   });
   return found;
+}
+
+void note_op_role_value(WireAttrs& wire) {
+  if (!wire.roles_noted || wire.op_role_at == WireAttrs::kAbsent) return;
+  const std::optional<Attribute> role = decode_wire_attr(wire, kOpRoleAttr);
+  if (role->type() == AttrType::INT) {
+    wire.op_role_kind = WireAttrs::RoleKind::kInt;
+    wire.op_role_value = role->get<int32_t>();
+  } else if (role->type() == AttrType::LONG) {
+    wire.op_role_kind = WireAttrs::RoleKind::kLong;
+    wire.op_role_value = role->get<int64_t>();
+  }
 }
 
 bool has_wire_attr(const WireAttrs& wire, std::string_view name) {

@@ -27,5 +27,8 @@ std::vector<NamedAttribute> decode_wire_attrs(const WireAttrs& wire);
 // nullopt; decodes no other attribute's value.
 std::optional<Attribute> decode_wire_attr(const WireAttrs& wire, std::string_view name);
 bool has_wire_attr(const WireAttrs& wire, std::string_view name);
+// For the reader, once op_role's place is noted (WireAttrs::op_role_at):
+// decodes its value into `wire` when it is an INT or LONG.
+void note_op_role_value(WireAttrs& wire);
 
 }  // namespace ctp

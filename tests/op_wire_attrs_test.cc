@@ -182,8 +182,22 @@ TEST(OpWireAttrs, TheRolesAreReadWhereTheReaderNotedThem) {
   const Op& o = read.global_block().ops().front();
   ASSERT_TRUE(o.wire_attrs().roles_noted);
   EXPECT_NE(o.wire_attrs().op_role_at, WireAttrs::kAbsent);
+  // Its value was decoded as it was read: reading it touches no bytes.
+  EXPECT_EQ(o.wire_attrs().op_role_kind, WireAttrs::RoleKind::kInt);
+  EXPECT_EQ(o.wire_attrs().op_role_value, 2);
   EXPECT_EQ(get_op_role(o), 2);
+  EXPECT_EQ(o.attr_value("op_role"), Attribute(int32_t{2}));
   EXPECT_EQ(*o.attr("op_role"), Attribute(int32_t{2}));
+
+  Pb long_role;  // LONG (9), l (13)
+  long_role.str(1, "op_role").int32(2, 9).int64(13, int64_t{1} << 33);
+  Pb long_op;
+  long_op.str(3, "sgd").msg(4, long_role);
+  const Program longs = parse_program_proto(program_of(long_op), "long.pb");
+  const Op& l = longs.global_block().ops().front();
+  EXPECT_EQ(l.wire_attrs().op_role_kind, WireAttrs::RoleKind::kLong);
+  EXPECT_EQ(l.attr_value("op_role"), Attribute(int64_t{1} << 33));
+  EXPECT_EQ(l.attrs(), (std::vector<NamedAttribute>{{"op_role", Attribute(int64_t{1} << 33)}}));
   ASSERT_EQ(param_grad_pairs(o).size(), 1u);
   EXPECT_EQ(param_grad_pairs(o)[0].param, "p");
 
