@@ -96,8 +96,8 @@ TEST(GpuKernels, LayerNormAndGradFp32Fp64AndHalf) {
                                               {"bias", random_fp32({800}, 85)}};
   expect_same(program(true), fp32, {"y", "m", "v", "dx", "ds", "db"}, 1e-5, 1e-6);
   expect_same(program(false), fp32, {"y", "m", "v", "dx"}, 1e-5, 1e-6);
-  // More rows than the parameter gradients' 32 row groups, columns not a
-  // multiple of 32: rows 2 x 70, 135 columns.
+  // More rows than one chunk of the parameter gradients' column sums (128
+  // rows), columns not a multiple of 32: rows 2 x 70, 135 columns.
   expect_same(program(true), {{"x", random_fp32({2, 70, 5, 27}, 90)},
                               {"g", random_fp32({2, 70, 5, 27}, 91)},
                               {"scale", random_fp32({135}, 92)}, {"bias", random_fp32({135}, 93)}},
