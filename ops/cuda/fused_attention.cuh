@@ -12,7 +12,9 @@ namespace ctp::cuda::launch::fused {
 
 using mma::kTileRows;
 
-__host__ __device__ inline int64_t tiles_of(int64_t rows) { return (rows + kTileRows - 1) / kTileRows; }
+__host__ __device__ inline int64_t tiles_of(int64_t rows) {
+  return (rows + kTileRows - 1) / kTileRows;
+}
 
 // Block b of a grid of heads x tiles: tile b % tiles of (batch index, head)
 // b / tiles, so consecutive blocks share a head's K and V in L2.

@@ -34,7 +34,8 @@ using Tile = uint16_t[kTileRows][D + 8];
 // The lane's (g, t) of the fragment layouts above.
 struct Lane {
   int g, t;
-  __device__ Lane() : g(static_cast<int>(threadIdx.x % 32) / 4), t(static_cast<int>(threadIdx.x % 4)) {}
+  __device__ Lane()
+      : g(static_cast<int>(threadIdx.x % 32) / 4), t(static_cast<int>(threadIdx.x % 4)) {}
 };
 
 // c += a b, 16-bit operands (kBf16: BF16, else FP16), FP32 sums.
@@ -80,7 +81,9 @@ __device__ inline float widen_bits(uint16_t bits) {
   else return __half2float(__ushort_as_half(bits));
 }
 
-__device__ inline uint32_t load32(const uint16_t* p) { return *reinterpret_cast<const uint32_t*>(p); }
+__device__ inline uint32_t load32(const uint16_t* p) {
+  return *reinterpret_cast<const uint32_t*>(p);
+}
 
 // Rows [row0, row0 + kTileRows) of a matrix whose row r starts at
 // base + r * stride (16-byte aligned), zeros past `rows`, copied into the
