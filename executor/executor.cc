@@ -41,6 +41,17 @@ void run_at(Place&& place_of, Step&& step) {
   }
 }
 
+// Ops that reach vars outside their slots (a sub-block's ops, VAR
+// attributes): gathering moves no op across them.
+bool names_blocks_or_vars(const Op& op) {
+  for (const NamedAttribute& a : op.attrs()) {
+    const AttrType t = a.value.type();
+    if (t == AttrType::BLOCK || t == AttrType::BLOCKS || t == AttrType::VAR || t == AttrType::VARS)
+      return true;
+  }
+  return false;
+}
+
 bool is_holder(const Block& block, const std::string& name) {
   const Var* v = block.find_var(name);
   return v && (v->type == VarKind::FEED_MINIBATCH || v->type == VarKind::FETCH_LIST);
@@ -77,22 +88,30 @@ Executor::Executor(const Program& program, RunServices services, int32_t block_i
     steps_.push_back({&op, kernel});
     ++index;
   }
-  for (std::size_t i = 0; i < steps_.size(); ++i)
-    if (communicates(*steps_[i].op)) communicating_ops_.push_back(i);
+  communicating_.assign(steps_.size(), false);
+  for (std::size_t i = 0; i < steps_.size(); ++i) communicating_[i] = communicates(*steps_[i].op);
   if (problem_count)
     throw Error(block_place, "cannot run on " + services_.device.to_string() + ": " +
                                  std::to_string(problem_count) + " op(s) without a kernel:" +
                                  problems);
 
+  order_.resize(steps_.size());
+  for (std::size_t i = 0; i < order_.size(); ++i) order_[i] = i;
   std::vector<OpRun> runs;
-  if (services_.batch_ops)
-    runs = independent_op_runs(block_, [&](const Op& op) {
+  if (services_.batch_ops) {
+    // AMP's casts gather where a batch kernel takes them (op_batching.h).
+    if (kernels.find_batch("cast", device))
+      order_ = gathering_order(
+          block_, [](const Op& op) { return op.type == "cast"; },
+          [](const Op& op) { return communicates(op) || names_blocks_or_vars(op); });
+    runs = independent_op_runs(block_, order_, [&](const Op& op) {
       return kernels.find_batch(op.type, device) != nullptr;
     });
+  }
   auto run = runs.begin();
   for (std::size_t i = 0; i < steps_.size();) {
     if (run != runs.end() && run->first == i) {
-      plan_.push_back({i, run->count, kernels.find_batch(steps_[i].op->type, device)});
+      plan_.push_back({i, run->count, kernels.find_batch(steps_[order_[i]].op->type, device)});
       i += run->count;
       ++run;
     } else {
@@ -112,9 +131,11 @@ void Executor::keep_vars(const std::vector<std::string>& names) {
 void Executor::release_after(const PlannedStep& step, Scope& scope) {
   // What the step holds now, before the frees, is what the profile's memory
   // peak is about.
-  if (services_.profile) services_.profile->memory().after_op(step.first + step.count - 1, scope);
+  if (services_.profile)
+    services_.profile->memory().after_op(order_[step.first + step.count - 1], scope);
   if (!release_dead_vars_) return;
-  for (std::size_t i = step.first; i < step.first + step.count; ++i) {
+  for (std::size_t p = step.first; p < step.first + step.count; ++p) {
+    const std::size_t i = order_[p];
     for (const std::string& name : release_.elements_after_op[i])
       if (Tensor* t = scope.find(name)) t->release_elements();
     for (const std::string& name : release_.after_op[i])
@@ -125,22 +146,24 @@ void Executor::release_after(const PlannedStep& step, Scope& scope) {
 std::vector<OpRun> Executor::batched_runs() const {
   std::vector<OpRun> out;
   for (const PlannedStep& step : plan_)
-    if (step.batch) out.push_back({step.first, step.count});
+    if (step.batch) out.push_back({order_[step.first], step.count});
   return out;
 }
 
 void Executor::verify_schedule_before(const PlannedStep& planned) {
-  // The first communicating op of this step, if any.
-  const std::size_t end = planned.first + planned.count;
-  auto op = std::lower_bound(communicating_ops_.begin(), communicating_ops_.end(), planned.first);
-  if (op == communicating_ops_.end() || *op >= end) return;
+  // The first communicating op of this step, if any (gathering never moves
+  // an op across one, so the block's order and the run's agree on it).
+  std::size_t op = steps_.size();
+  for (std::size_t p = planned.first; p < planned.first + planned.count && op == steps_.size(); ++p)
+    if (communicating_[order_[p]]) op = order_[p];
+  if (op == steps_.size()) return;
   // Before the first ring exists (a startup program's first set-up ops)
   // there is nothing to compare over: the first op after it checks the rest.
   if (services_.comms->ring_ids().empty()) return;
   schedule_checked_ = true;
   // Its errors name the op before which the ranks compared their schedules.
-  run_at([&] { return ops_place(block_, *op, 1, *steps_[*op].op); },
-         [&] { verify_schedule_agreement(*services_.comms, collective_schedule(block_, *op)); });
+  run_at([&] { return ops_place(block_, op, 1, *steps_[op].op); },
+         [&] { verify_schedule_agreement(*services_.comms, collective_schedule(block_, op)); });
 }
 
 void Executor::run(Scope& scope) {
@@ -149,7 +172,7 @@ void Executor::run(Scope& scope) {
       !schedule_checked_ && services_.comms && services_.verify_collective_schedule;
   OpProfile* profile = services_.profile;
   if (profile) {
-    profile->begin_step(block_);
+    profile->begin_step(block_, order_);
     profile->memory().begin_step(block_, services_.device.kind,
                                  release_dead_vars_ ? &release_ : nullptr);
   }
@@ -160,12 +183,13 @@ void Executor::run(Scope& scope) {
       release_after(planned, scope);
       continue;
     }
-    const PreparedOp& step = steps_[planned.first];
-    KernelContext ctx(*step.op, block_, scope, services_, static_cast<int64_t>(planned.first));
-    run_at([&] { return ops_place(block_, planned.first, 1, *step.op); }, [&] {
-      if (profile) profile->before_op(planned.first);
+    const std::size_t index = order_[planned.first];
+    const PreparedOp& step = steps_[index];
+    KernelContext ctx(*step.op, block_, scope, services_, static_cast<int64_t>(index));
+    run_at([&] { return ops_place(block_, index, 1, *step.op); }, [&] {
+      if (profile) profile->before_op(index);
       (*step.kernel)(ctx);
-      if (profile) profile->after_op(planned.first);
+      if (profile) profile->after_op(index);
       if (services_.check_finite) check_finite(*step.op);
     });
     release_after(planned, scope);
@@ -180,14 +204,16 @@ void Executor::run(Scope& scope) {
 void Executor::run_batch(const PlannedStep& step, Scope& scope) {
   std::vector<KernelContext> ops;
   ops.reserve(step.count);
-  for (std::size_t i = step.first; i < step.first + step.count; ++i)
-    ops.emplace_back(*steps_[i].op, block_, scope, services_, static_cast<int64_t>(i));
+  for (std::size_t p = step.first; p < step.first + step.count; ++p)
+    ops.emplace_back(*steps_[order_[p]].op, block_, scope, services_,
+                     static_cast<int64_t>(order_[p]));
   OpProfile* profile = services_.profile;
-  auto place = [&] { return ops_place(block_, step.first, step.count, *steps_[step.first].op); };
+  const std::size_t first = order_[step.first];
+  auto place = [&] { return ops_place(block_, first, step.count, *steps_[first].op); };
   run_at(place, [&] {
-    if (profile) profile->before_op(step.first);
+    if (profile) profile->before_op(first);
     (*step.batch)(ops);
-    if (profile) profile->after_ops(step.first, step.count);
+    if (profile) profile->after_ops(&order_[step.first], step.count);
     // Independent ops: none read another's output, so the first in order
     // with a non-finite output produced it.
     if (services_.check_finite)

@@ -40,7 +40,8 @@ class Executor {
 
   // Runs every op of the block once, in order, then advances services().step.
   // With services().batch_ops, a run of independent ops whose type has a
-  // batch kernel on this device goes to it as one call (op_batching.h).
+  // batch kernel on this device goes to it as one call (op_batching.h); where
+  // casts have one, they are first gathered (run_order()).
   // An error names the block, the op index and the op type. The first run
   // verifies the collective schedule with the peers before its first
   // communicating op that can use a ring (see RunServices).
@@ -62,15 +63,20 @@ class Executor {
   RunServices& services() { return services_; }
   const Block& block() const { return block_; }
   std::size_t op_count() const { return steps_.size(); }
-  // The runs of ops that go to a batch kernel together (empty when none).
+  // The runs of ops that go to a batch kernel together (empty when none):
+  // each run's first op (its index in the block) and its op count; a run of
+  // gathered casts need not be consecutive in the block.
   std::vector<OpRun> batched_runs() const;
+  // The op indices in the order a step runs them.
+  const std::vector<std::size_t>& run_order() const { return order_; }
 
  private:
   struct PreparedOp {
     const Op* op;
     const KernelFn* kernel;
   };
-  // One op alone (batch null), or `count` ops from `first` for `batch`.
+  // One op alone (batch null), or `count` ops for `batch`: positions
+  // first .. first + count - 1 of order_.
   struct PlannedStep {
     std::size_t first;
     std::size_t count;
@@ -93,8 +99,11 @@ class Executor {
   bool release_dead_vars_ = false;
   VarReleasePlan release_;
   std::vector<PreparedOp> steps_;
+  // The op indices in the order they run: the block's, except that with
+  // batch_ops AMP's casts gather into runs (op_batching.h's gathering_order).
+  std::vector<std::size_t> order_;
   std::vector<PlannedStep> plan_;
-  std::vector<std::size_t> communicating_ops_;  // indices of set-up ops and collectives
+  std::vector<bool> communicating_;  // by op index: set-up ops and collectives
   bool schedule_checked_ = false;
   Scope* current_scope_ = nullptr;  // the scope of the step running now
 };

@@ -14,7 +14,7 @@
 namespace ctp {
 
 struct OpRun {
-  std::size_t first = 0;  // op index in the block
+  std::size_t first = 0;  // op index in the block (in an order: a position in it)
   std::size_t count = 0;  // at least 2
 };
 
@@ -26,5 +26,27 @@ struct OpRun {
 // would break that. Linear in the ops' arguments.
 std::vector<OpRun> independent_op_runs(const Block& block,
                                        const std::function<bool(const Op&)>& batchable);
+// The same over the block's ops taken in `order` (op indices, each once):
+// the runs' `first` are positions in `order`.
+std::vector<OpRun> independent_op_runs(const Block& block, const std::vector<std::size_t>& order,
+                                       const std::function<bool(const Op&)>& batchable);
+
+// An order to run the block's ops in that gathers the ops for which `gather`
+// holds (AMP's casts: a mixed-precision step casts every parameter before
+// its use and every parameter's gradient after it is made, hundreds of
+// launches between the GEMMs) into runs that the batching above can take:
+// - a gathered op that shares no var with any earlier op (and follows no
+//   `barrier` op) moves to the front: the forward's casts of parameters;
+// - every other gathered op waits until the first later op that shares a
+//   var with it, or a barrier, or the block's end, and runs just before it
+//   with the others waiting then: the backward's casts of parameter
+//   gradients meet before the optimizer reads the first of them.
+// Every var's accesses (reads too, so that the frees after a var's last use
+// stay right) keep their order, so the step computes the same values; a
+// barrier (a collective, an op running another block) is never crossed.
+// Op indices in the order to run them; the block's order when nothing moves.
+std::vector<std::size_t> gathering_order(const Block& block,
+                                         const std::function<bool(const Op&)>& gather,
+                                         const std::function<bool(const Op&)>& barrier);
 
 }  // namespace ctp

@@ -30,13 +30,22 @@ OpProfile::OpProfile(std::unique_ptr<OpTimer> device_timer) : timer_(std::move(d
 
 OpProfile::~OpProfile() = default;
 
-void OpProfile::begin_step(const Block& block) {
-  if (block_ != &block) {
+void OpProfile::begin_step(const Block& block, const std::vector<std::size_t>& order) {
+  const std::size_t n = block.op_count();
+  if (block_ != &block || (!order.empty() && order != order_)) {
     block_ = &block;
     steps_seen_ = counted_ = 0;
-    host_total_ms_.assign(block.op_count(), 0.0);
-    device_total_ms_.assign(block.op_count(), 0.0);
-    batch_of_.assign(block.op_count(), 0);
+    host_total_ms_.assign(n, 0.0);
+    device_total_ms_.assign(n, 0.0);
+    batches_.clear();
+    in_batch_.assign(n, false);
+    order_ = order;
+    if (order_.size() != n) {
+      order_.resize(n);
+      for (std::size_t i = 0; i < n; ++i) order_[i] = i;
+    }
+    position_of_.assign(n, 0);
+    for (std::size_t p = 0; p < n; ++p) position_of_[order_[p]] = p;
   }
   counting_ = steps_seen_ > 0;
   if (timer_ && counting_) timer_->record(0);
@@ -46,25 +55,35 @@ void OpProfile::before_op(std::size_t index) {
   if (counting_ && index < host_total_ms_.size()) op_start_ms_ = now_ms();
 }
 
+// Boundary p + 1 follows the op run p-th (boundary 0 starts the step).
 void OpProfile::after_op(std::size_t index) {
   if (!counting_ || index >= host_total_ms_.size()) return;
   host_total_ms_[index] += now_ms() - op_start_ms_;
-  if (timer_) timer_->record(index + 1);
+  if (timer_) timer_->record(position_of_[index] + 1);
 }
 
-void OpProfile::after_ops(std::size_t first, std::size_t count) {
-  if (count == 0 || !counting_ || first + count > host_total_ms_.size()) return;
-  batch_of_[first] = count;
+void OpProfile::after_ops(const std::size_t* indices, std::size_t count) {
+  if (count == 0 || !counting_) return;
+  for (std::size_t k = 0; k < count; ++k)
+    if (indices[k] >= host_total_ms_.size()) return;
+  if (!in_batch_[indices[0]]) {
+    batches_.emplace_back(indices, indices + count);
+    for (std::size_t k = 0; k < count; ++k) in_batch_[indices[k]] = true;
+  }
   const double share = (now_ms() - op_start_ms_) / static_cast<double>(count);
-  for (std::size_t i = first; i < first + count; ++i) host_total_ms_[i] += share;
+  for (std::size_t k = 0; k < count; ++k) host_total_ms_[indices[k]] += share;
   // The batch's time lands on its first op; rows() shares it out.
   if (timer_)
-    for (std::size_t i = first; i < first + count; ++i) timer_->record(i + 1);
+    for (std::size_t k = 0; k < count; ++k) timer_->record(position_of_[indices[k]] + 1);
 }
 
 void OpProfile::end_step() {
   if (counting_) {
-    if (timer_) timer_->accumulate(device_total_ms_.size(), device_total_ms_);
+    if (timer_) {
+      step_ms_.assign(order_.size(), 0.0);
+      timer_->accumulate(step_ms_.size(), step_ms_);
+      for (std::size_t p = 0; p < order_.size(); ++p) device_total_ms_[order_[p]] += step_ms_[p];
+    }
     ++counted_;
   }
   ++steps_seen_;
@@ -87,14 +106,15 @@ std::vector<OpProfile::Row> OpProfile::rows() const {
     out.push_back(std::move(r));
     ++i;
   }
-  for (std::size_t first = 0; first < out.size(); ++first) {
-    const std::size_t count = batch_of_[first];
-    if (count < 2) continue;
-    const double share = out[first].device_ms / static_cast<double>(count);
-    for (std::size_t k = first; k < first + count && k < out.size(); ++k) {
-      out[k].device_ms = share;
-      out[k].batch = count;
-    }
+  for (const std::vector<std::size_t>& batch : batches_) {
+    if (batch.size() < 2) continue;
+    double total = 0;
+    for (std::size_t i : batch) total += i < out.size() ? out[i].device_ms : 0.0;
+    for (std::size_t i : batch)
+      if (i < out.size()) {
+        out[i].device_ms = total / static_cast<double>(batch.size());
+        out[i].batch = batch.size();
+      }
   }
   return out;
 }
@@ -112,7 +132,7 @@ void OpProfile::print(std::ostream& out, std::size_t top) const {
     by_type[r.type] += cost(r);
     if (r.batch > 1) ++batched;
   }
-  for (std::size_t count : batch_of_) batches += count > 1;
+  for (const std::vector<std::size_t>& batch : batches_) batches += batch.size() > 1;
   const double total = gpu ? device_sum : host_sum;
   char line[256];
   std::snprintf(line, sizeof line,

@@ -35,12 +35,14 @@ class OpProfile {
   OpProfile& operator=(const OpProfile&) = delete;
 
   // The executor's hooks, around one step of `block` and each of its ops.
-  void begin_step(const Block& block);
+  // `order`: the op indices in the order the step runs them (empty: the
+  // block's order); the device's events follow it.
+  void begin_step(const Block& block, const std::vector<std::size_t>& order = {});
   void before_op(std::size_t index);
   void after_op(std::size_t index);
-  // After `count` ops from `first` that ran as one batch (one call, one
+  // After the `count` ops `indices` that ran as one batch (one call, one
   // launch): each is given an even share of the batch's time.
-  void after_ops(std::size_t first, std::size_t count);
+  void after_ops(const std::size_t* indices, std::size_t count);
   void end_step();
 
   struct Row {
@@ -71,7 +73,11 @@ class OpProfile {
   int64_t steps_seen_ = 0, counted_ = 0;
   bool counting_ = false;
   std::vector<double> host_total_ms_, device_total_ms_;
-  std::vector<std::size_t> batch_of_;  // at a batch's first op: its op count
+  std::vector<std::size_t> position_of_;  // op index -> place in the run order
+  std::vector<std::size_t> order_;        // place -> op index
+  std::vector<double> step_ms_;           // a step's device times, by place
+  std::vector<std::vector<std::size_t>> batches_;  // the ops of each batch run
+  std::vector<bool> in_batch_;                     // by op index
   double op_start_ms_ = 0;  // of the op running now: the executor runs one at a time
   MemoryPeak memory_;
 };

@@ -245,5 +245,66 @@ TEST(OpBatching, EveryTranspilerKeepsTheMixedPrecisionRunsWhole) {
   }
 }
 
+Op cast_of(const std::string& x, const std::string& out) {
+  return make_op("cast", {{"X", {x}}}, {{"Out", {out}}});
+}
+
+Op product(const std::string& x, const std::string& y, const std::string& out) {
+  return make_op("matmul_v2", {{"X", {x}}, {"Y", {y}}}, {{"Out", {out}}});
+}
+
+std::vector<std::size_t> gathered(const Block& block) {
+  return gathering_order(
+      block, [](const Op& op) { return op.type == "cast"; },
+      [](const Op& op) { return op.type == "c_allreduce_sum"; });
+}
+
+// A mixed-precision step's shape: each parameter cast before its product,
+// each gradient cast after its grad op. The forward's casts of parameters
+// move to the front, the backward's wait for the updates that read them.
+TEST(OpBatching, GatheringMovesParameterCastsToTheFrontAndGradientCastsToTheUpdates) {
+  Program p = Program::with_global_block();
+  Block& b = p.global_block();
+  b.append_op(cast_of("w0", "w0.bf16"));                 // 0
+  b.append_op(product("x", "w0.bf16", "y"));             // 1
+  b.append_op(cast_of("w1", "w1.bf16"));                 // 2
+  b.append_op(product("y", "w1.bf16", "z"));             // 3
+  b.append_op(product("z@GRAD", "w1.bf16", "w1.bf16@GRAD"));  // 4
+  b.append_op(cast_of("w1.bf16@GRAD", "w1@GRAD"));       // 5
+  b.append_op(product("z@GRAD", "w0.bf16", "w0.bf16@GRAD"));  // 6
+  b.append_op(cast_of("w0.bf16@GRAD", "w0@GRAD"));       // 7
+  b.append_op(update_op("w1", "w1@GRAD"));               // 8
+  b.append_op(update_op("w0", "w0@GRAD"));               // 9
+  EXPECT_EQ(gathered(b), (std::vector<std::size_t>{0, 2, 1, 3, 4, 6, 5, 7, 8, 9}));
+  // Both pairs of casts are independent: one run each in that order.
+  const std::vector<std::size_t> order = gathered(b);
+  Runs runs;
+  for (const OpRun& run : independent_op_runs(b, order, [](const Op& op) { return op.type == "cast"; }))
+    runs.emplace_back(run.first, run.count);
+  EXPECT_EQ(runs, (Runs{{0, 2}, {6, 2}}));
+}
+
+// What may not move: a cast reading a var an earlier op reads (its frees
+// would move), a cast whose input an earlier op writes, and no op across a
+// barrier; a waiting cast runs before the first op sharing any var with it.
+TEST(OpBatching, GatheringKeepsTheOrderOfEveryVarsAccessesAndStopsAtBarriers) {
+  Program p = Program::with_global_block();
+  Block& b = p.global_block();
+  b.append_op(product("x", "w", "y"));            // 0
+  b.append_op(cast_of("w", "w.bf16"));            // 1: w read by op 0
+  b.append_op(cast_of("y", "y.bf16"));            // 2: waits ...
+  b.append_op(product("a", "b", "c"));            // 3
+  b.append_op(product("y", "b", "d"));            // 4: ... until y is read
+  b.append_op(make_op("c_allreduce_sum", {{"X", {"d"}}}, {{"Out", {"d"}}}));  // 5
+  b.append_op(cast_of("v", "v.bf16"));            // 6: after the barrier
+  b.append_op(product("v.bf16", "b", "e"));       // 7
+  EXPECT_EQ(gathered(b), (std::vector<std::size_t>{0, 3, 1, 2, 4, 5, 6, 7}));
+  // Nothing to gather: the block's order.
+  Program q = Program::with_global_block();
+  q.global_block().append_op(product("x", "w", "y"));
+  q.global_block().append_op(product("y", "w", "z"));
+  EXPECT_EQ(gathered(q.global_block()), (std::vector<std::size_t>{0, 1}));
+}
+
 }  // namespace
 }  // namespace ctp

@@ -20,6 +20,7 @@
 #   ampbf    ampb's BERT-large both ways in one call: ctp with its attention op by
 #            op, ctp with one flash_attn op per layer (ctp_sample_models bert
 #            --attention flash), then the PyTorch peers (eager, torch.compile)
+#   ampbff   ampbf's flash-attention BERT-large alone (ctp, then the peers)
 # WALL=1 adds a 1-step run before each profiled ctp run (wall time per step from the
 # difference); NO_COMPILE=1 leaves out the torch.compile peers of ampr/ampb;
 # KEEP_ALL=1 adds a profiled ctp run with --keep-all-vars to ampr/ampb (every
@@ -151,6 +152,9 @@ if want ampbs; then
 fi
 if want ampbf; then
   PEERS=0 amp_train bertl 8 bert bert
+  amp_train bertlf 8 bert bert --attention flash
+fi
+if want ampbff; then
   amp_train bertlf 8 bert bert --attention flash
 fi
 echo "done $(date -u +%T)" | tee -a "$LOG"

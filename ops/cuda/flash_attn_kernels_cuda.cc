@@ -13,9 +13,14 @@
 // most; BERT-large's 8 in one round), freed when the op returns. (A GEMM per
 // batch index, or fewer heads a GEMM, ran slower: bench/RESULTS.md, session
 // 15.)
+//
+// With 16-bit q, k, v and a head_dim of 32 or 64 (BERT's), the op runs the
+// fused kernels of fused_attention_launch.h instead: no scores in memory,
+// and no scratch but one float per query row in the backward.
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <optional>
 #include <string_view>
 #include <type_traits>
@@ -23,6 +28,7 @@
 #include "executor/cuda/cuda_check.h"
 #include "ops/cuda/attention_launch.h"
 #include "ops/cuda/cuda_kernel_util.h"
+#include "ops/cuda/fused_attention_launch.h"
 #include "ops/cuda/strided_gemm.h"
 #include "ops/schema/meta_attention.h"
 
@@ -151,6 +157,29 @@ void write_seed_offset(KernelContext& ctx, bool fixed) {
     CTP_CUDA_CHECK(cudaMemsetAsync(seed.raw_data(), 0, seed.bytes(), dc.compute_stream()));
 }
 
+// The fused kernels' view of the op, when they take it: 16-bit q, k, v of a
+// head_dim they are built for, every tensor aligned for their 16-byte loads.
+std::optional<launch::FusedAttention> fused_attention(const meta::FlashAttnMeta& m, DataType dtype,
+                                                      std::initializer_list<const void*> tensors) {
+  if (dtype != DataType::BF16 && dtype != DataType::FP16) return std::nullopt;
+  const void* const* all = tensors.begin();
+  launch::FusedAttention a;
+  a.q = static_cast<const uint16_t*>(all[0]);
+  a.k = static_cast<const uint16_t*>(all[1]);
+  a.v = static_cast<const uint16_t*>(all[2]);
+  a.batch = m.batch;
+  a.seq_q = m.seq_q;
+  a.seq_k = m.seq_k;
+  a.heads = m.heads;
+  a.head_dim = m.head_dim;
+  a.scale = m.scale;
+  a.causal = m.causal;
+  a.bf16 = dtype == DataType::BF16;
+  if (!launch::fused_attention_supported(a, all, static_cast<int>(tensors.size())))
+    return std::nullopt;
+  return a;
+}
+
 void flash_attn(KernelContext& ctx) {
   const Tensor q = device_input(ctx, "q");
   const Tensor k = device_input(ctx, "k");
@@ -168,8 +197,16 @@ void flash_attn(KernelContext& ctx) {
       Tensor& probs = device_output(ctx, "softmax", 0, q.dtype(), m.softmax_shape);
       if (m.return_softmax) kept = probs.data<T>();
     }
-    forward<T>(ctx, m, q.data<T>(), k.data<T>(), v.data<T>(), out.data<T>(), lse.data<float>(),
-               kept);
+    // The probabilities asked for back need the path that writes them.
+    const auto fused = kept ? std::nullopt
+                            : fused_attention(m, q.dtype(), {q.raw_data(), k.raw_data(),
+                                                             v.raw_data(), out.raw_data()});
+    if (fused)
+      launch::fused_attention_forward(*fused, static_cast<uint16_t*>(out.raw_data()),
+                                      lse.data<float>(), device_context(ctx).compute_stream());
+    else
+      forward<T>(ctx, m, q.data<T>(), k.data<T>(), v.data<T>(), out.data<T>(), lse.data<float>(),
+                 kept);
   });
   if (ctx.has_output("seed_offset")) write_seed_offset(ctx, fixed.has_value());
 }
@@ -227,6 +264,23 @@ void backward(KernelContext& ctx, const meta::FlashAttnMeta& m, const T* v, cons
   });
 }
 
+// The fused backward; its row sums D live in scratch for the op.
+template <typename T>
+void fused_backward(KernelContext& ctx, const launch::FusedAttention& a, const Tensor& out,
+                    const Tensor& dout, const Tensor& lse, const InputGrads<T>& g) {
+  DeviceContext& dc = device_context(ctx);
+  Tensor rows = scratch<float>(dc, a.batch * a.heads * a.seq_q);
+  launch::FusedAttentionGrads grads;
+  grads.out = static_cast<const uint16_t*>(out.raw_data());
+  grads.dout = static_cast<const uint16_t*>(dout.raw_data());
+  grads.lse = lse.data<float>();
+  grads.rows = rows.data<float>();
+  grads.dq = reinterpret_cast<uint16_t*>(g.dq);
+  grads.dk = reinterpret_cast<uint16_t*>(g.dk);
+  grads.dv = reinterpret_cast<uint16_t*>(g.dv);
+  launch::fused_attention_backward(a, grads, dc.compute_stream());
+}
+
 void flash_attn_grad(KernelContext& ctx) {
   const Tensor q = device_input(ctx, "q");
   const Tensor k = device_input(ctx, "k");
@@ -245,6 +299,13 @@ void flash_attn_grad(KernelContext& ctx) {
     };
     const InputGrads<T> g{q.data<T>(),       k.data<T>(),       dout.data<T>(),
                           grad("q@GRAD", q), grad("k@GRAD", k), grad("v@GRAD", v)};
+    const auto fused =
+        fused_attention(m, q.dtype(), {q.raw_data(), k.raw_data(), v.raw_data(), out.raw_data(),
+                                       dout.raw_data(), g.dq, g.dk, g.dv});
+    if (fused) {
+      fused_backward(ctx, *fused, out, dout, lse, g);
+      return;
+    }
     backward<T>(ctx, m, v.data<T>(), out.data<T>(), lse.data<float>(), g);
   });
 }

@@ -81,10 +81,20 @@ void layer_norm_grad(KernelContext& ctx) {
       if (!param || !ctx.has_output(slot)) return nullptr;
       return device_output(ctx, slot, 0, m.stat_dtype, param->shape()).data<U>();
     };
+    U* dscale = param_grad("Scale@GRAD", scale);
+    U* dbias = param_grad("Bias@GRAD", bias);
+    Tensor scratch;  // the column sums' partials, freed (stream-ordered) on return
+    U* partials = nullptr;
+    if (dscale || dbias) {
+      const int64_t n = launch::layer_norm_grad_scratch(m.rows, m.cols);
+      scratch = Tensor::view(allocate_uninitialized_buffer(device_context(ctx).device(),
+                                                           static_cast<std::size_t>(n) * sizeof(U)),
+                             0, m.stat_dtype, {n});
+      partials = scratch.data<U>();
+    }
     launch::layer_norm_grad<T, U>(x.data<T>(), data_if<U>(scale), mean.data<U>(), var.data<U>(),
-                                  dy.data<T>(), dx, param_grad("Scale@GRAD", scale),
-                                  param_grad("Bias@GRAD", bias), m.rows, m.cols, m.epsilon,
-                                  stream_of(ctx));
+                                  dy.data<T>(), dx, dscale, dbias, partials, m.rows, m.cols,
+                                  m.epsilon, stream_of(ctx));
   });
 }
 

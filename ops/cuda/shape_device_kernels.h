@@ -28,11 +28,14 @@ void strided_copy(const void* src, void* dst, int element_size, const StridedInd
 template <typename T, typename U>
 void layer_norm(const T* x, const U* scale, const U* bias, T* y, U* mean, U* variance,
                 int64_t rows, int64_t cols, double epsilon, Stream s);
-// Its gradient; dx, dscale and dbias may be null (not wanted).
+// Its gradient; dx, dscale and dbias may be null (not wanted). With dscale
+// or dbias, `scratch` holds layer_norm_grad_scratch(rows, cols) elements of
+// U (the per-chunk column sums; the same bits every run).
+int64_t layer_norm_grad_scratch(int64_t rows, int64_t cols);
 template <typename T, typename U>
 void layer_norm_grad(const T* x, const U* scale, const U* mean, const U* variance, const T* dy,
-                     T* dx, U* dscale, U* dbias, int64_t rows, int64_t cols, double epsilon,
-                     Stream s);
+                     T* dx, U* dscale, U* dbias, U* scratch, int64_t rows, int64_t cols,
+                     double epsilon, Stream s);
 
 // lookup_table_v2: out row i = W row ids[i] (zeros for padding_idx, and
 // for an id outside [0, rows): the host checks ids it holds), elements of

@@ -8,6 +8,8 @@
 // 16-bit inputs it rounds P and dS to 16 bits before their products where
 // the CPU keeps them in FP32 (as FlashAttention does); elements also may
 // not be NaN, and infinite lse values (rows with no visible key) must match.
+// 16-bit cases with head_dim 32 or 64 take the fused kernels, the others
+// the cuBLAS GEMMs and row kernels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -118,6 +120,19 @@ TEST(GpuKernels, FlashAttnSixteenBitAsOnTheCpu) {
   expect_gpu_matches_cpu({2, 512, 512, 16, 64, false, DataType::BF16}, 1e-2);
 }
 
+// The fused kernels (16-bit, head_dim 32 or 64; fused_attention_launch.h) on
+// sizes that end inside a 64-row tile, seq_q != seq_k both ways, and causal
+// rows that see no key (out 0, lse +inf) or keys of one partial tile.
+TEST(GpuKernels, FlashAttnFusedTilesAsOnTheCpu) {
+  CTP_REQUIRE_GPUS(1);
+  for (bool causal : {false, true}) {
+    expect_gpu_matches_cpu({2, 77, 130, 3, 64, causal, DataType::BF16}, 1e-2);
+    expect_gpu_matches_cpu({1, 130, 45, 2, 32, causal, DataType::BF16}, 1e-2);
+    expect_gpu_matches_cpu({3, 200, 200, 2, 32, causal, DataType::FP16}, 5e-3);
+  }
+  expect_gpu_matches_cpu({1, 1, 65, 1, 64, false, DataType::FP16}, 5e-3);
+}
+
 // Runs `program` once on GPU 0 and returns `outputs` copied to the host.
 std::map<std::string, Tensor> run_on_gpu(const Program& program,
                                          const std::map<std::string, Tensor>& inputs,
@@ -151,9 +166,10 @@ Tensor batch_slice(const Tensor& t, int64_t b) {
 // over 1024 tokens in BF16 take 96 MiB a batch index forward and 192 MiB
 // backward, so 6 batch indices go in rounds of 5 + 1 and 2 + 2 + 2: each
 // batch index's results must be those of the op run on it alone (one round).
+// head_dim 48 keeps the op off the fused kernels, which have no rounds.
 TEST(GpuKernels, FlashAttnInRoundsOfBatchIndicesAsOneAtATime) {
   CTP_REQUIRE_GPUS(1);
-  const int64_t batch = 6, seq = 1024, heads = 16, head_dim = 64;
+  const int64_t batch = 6, seq = 1024, heads = 16, head_dim = 48;
   std::map<std::string, Tensor> inputs;
   uint64_t seed = 91;
   for (const char* name : {"q", "k", "v", "dout"})

@@ -96,12 +96,22 @@ TEST(GpuKernels, LayerNormAndGradFp32Fp64AndHalf) {
                                               {"bias", random_fp32({800}, 85)}};
   expect_same(program(true), fp32, {"y", "m", "v", "dx", "ds", "db"}, 1e-5, 1e-6);
   expect_same(program(false), fp32, {"y", "m", "v", "dx"}, 1e-5, 1e-6);
-  // More rows than the parameter gradients' 32 row groups, columns not a
-  // multiple of 32: rows 2 x 70, 135 columns.
+  // More rows than one chunk of the parameter gradients' column sums (128
+  // rows), columns not a multiple of 32: rows 2 x 70, 135 columns.
   expect_same(program(true), {{"x", random_fp32({2, 70, 5, 27}, 90)},
                               {"g", random_fp32({2, 70, 5, 27}, 91)},
                               {"scale", random_fp32({135}, 92)}, {"bias", random_fp32({135}, 93)}},
               {"y", "m", "v", "dx", "ds", "db"}, 1e-5, 1e-6);
+  // FP32 rows of 512 and 1024 columns: a warp per row (4 and 8 float4 a
+  // lane), 15 rows (not a multiple of a block's 8).
+  for (int64_t cols : {512, 1024}) {
+    SCOPED_TRACE("cols " + std::to_string(cols));
+    const std::map<std::string, Tensor> rows = {
+        {"x", random_fp32({3, 5, cols}, 94)}, {"g", random_fp32({3, 5, cols}, 95)},
+        {"scale", random_fp32({cols}, 96)}, {"bias", random_fp32({cols}, 97)}};
+    expect_same(program(true), rows, {"y", "m", "v", "dx", "ds", "db"}, 1e-5, 1e-6);
+    expect_same(program(false), rows, {"y", "m", "v", "dx"}, 1e-5, 1e-6);
+  }
   for (DataType half : {DataType::FP16, DataType::BF16}) {
     SCOPED_TRACE(std::string(to_string(half)));
     expect_same(program(true),
