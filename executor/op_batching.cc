@@ -79,7 +79,7 @@ namespace {
 
 std::vector<const std::string*> vars_of(const Op& op) {
   std::vector<const std::string*> out;
-  for (const auto* slots : {&op.inputs, &op.outputs})
+  for (const auto* slots : {&op.inputs(), &op.outputs()})
     for (const Slot& slot : *slots)
       for (const std::string& name : slot.args) out.push_back(&name);
   return out;
