@@ -54,6 +54,16 @@ void Op::set_input(std::string_view slot, std::vector<std::string> args) {
 void Op::set_output(std::string_view slot, std::vector<std::string> args) {
   put_slot(mutable_outputs(), slot, std::move(args));
 }
+bool Op::has_input(std::string_view slot) const {
+  if (slots_in_wire_ && !decoded_slots_.load(std::memory_order_acquire))
+    return wire_has_slot(wire_op_.bytes, /*input=*/true, slot);
+  return input(slot) != nullptr;
+}
+bool Op::has_output(std::string_view slot) const {
+  if (slots_in_wire_ && !decoded_slots_.load(std::memory_order_acquire))
+    return wire_has_slot(wire_op_.bytes, /*input=*/false, slot);
+  return output(slot) != nullptr;
+}
 std::vector<std::string> Op::input_arg_names() const { return flatten(inputs()); }
 std::vector<std::string> Op::output_arg_names() const { return flatten(outputs()); }
 

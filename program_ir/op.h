@@ -102,8 +102,10 @@ class Op {
   // nullptr when the slot is absent.
   const std::vector<std::string>* input(std::string_view slot) const;
   const std::vector<std::string>* output(std::string_view slot) const;
-  bool has_input(std::string_view slot) const { return input(slot) != nullptr; }
-  bool has_output(std::string_view slot) const { return output(slot) != nullptr; }
+  // Decode nothing: an op still holding its slots as bytes reads only the
+  // slots' names there (a rewrite asks every op, e.g. is_update_op).
+  bool has_input(std::string_view slot) const;
+  bool has_output(std::string_view slot) const;
   // Replaces the slot's arguments, appending the slot if it is new.
   void set_input(std::string_view slot, std::vector<std::string> args);
   void set_output(std::string_view slot, std::vector<std::string> args);

@@ -46,4 +46,31 @@ void decode_wire_slots(std::string_view op_desc, std::vector<Slot>& inputs,
   });
 }
 
+bool wire_has_slot(std::string_view op_desc, bool input, std::string_view name) {
+  const uint32_t side = input ? fl::op::kInputs : fl::op::kOutputs;
+  Reader r(op_desc, 0);
+  while (!r.done()) {
+    const std::size_t start = r.position();
+    const Tag tag = r.read_tag();
+    if (tag.field != side) {
+      r.skip_field(tag, start);
+      continue;
+    }
+    // A checked OpDesc.Var has one or more parameter fields; the last is
+    // its name, as protobuf reads it.
+    Reader slot(r.read_bytes(), 0);
+    std::string_view slot_name;
+    while (!slot.done()) {
+      const std::size_t slot_start = slot.position();
+      const Tag slot_tag = slot.read_tag();
+      if (slot_tag.field == fl::op_slot::kParameter)
+        slot_name = slot.read_bytes();
+      else
+        slot.skip_field(slot_tag, slot_start);
+    }
+    if (slot_name == name) return true;
+  }
+  return false;
+}
+
 }  // namespace ctp

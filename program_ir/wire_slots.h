@@ -21,5 +21,8 @@ void read_wire_slot(wire::Reader r, const SourceLocation& place, Slot* out);
 // appended to `inputs` and `outputs`. The bytes must have been checked.
 void decode_wire_slots(std::string_view op_desc, std::vector<Slot>& inputs,
                        std::vector<Slot>& outputs);
+// Whether a checked OpDesc has an input (or output) slot called `name`,
+// reading the slots' names only.
+bool wire_has_slot(std::string_view op_desc, bool input, std::string_view name);
 
 }  // namespace ctp

@@ -70,6 +70,16 @@ TEST(OpWireBytes, AnOwnedReadEqualsTheCopyingRead) {
   const Op& op = owned.global_block().ops().front();
   ASSERT_TRUE(op.unchanged_wire_bytes().has_value());
   EXPECT_FALSE(copied.global_block().ops().front().unchanged_wire_bytes().has_value());
+  // Asked before the slots are decoded (read from the bytes), then after.
+  for (int decoded = 0; decoded < 2; ++decoded) {
+    EXPECT_TRUE(op.has_input("X")) << decoded;
+    EXPECT_TRUE(op.has_input("Y")) << decoded;
+    EXPECT_FALSE(op.has_input("Out")) << decoded;
+    EXPECT_FALSE(op.has_input("Z")) << decoded;
+    EXPECT_TRUE(op.has_output("Out")) << decoded;
+    EXPECT_FALSE(op.has_output("X")) << decoded;
+    (void)op.inputs();
+  }
   EXPECT_EQ(op.type, "elementwise_add");
   EXPECT_EQ(op.inputs(), (std::vector<Slot>{{"X", {"x"}}, {"Y", {"y", "y2"}}}));
   EXPECT_EQ(op.outputs(), (std::vector<Slot>{{"Out", {"z"}}}));
