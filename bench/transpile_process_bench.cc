@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <fmt/core.h>
 #include <string>
 #include <vector>
@@ -82,7 +83,11 @@ double best_of(int repeat, Make&& make) {
 }
 
 struct Peer {
-  double pb_parse = 0, pb_parse_arena = 0, pb_write = 0, ctp_parse = 0, ctp_write = 0;
+  double pb_parse = 0, pb_parse_arena = 0, pb_write = 0;
+  // ctp's reader on one thread and on one per core (ProtoReadOptions::threads);
+  // "owned": with the bytes kept alive, as load_program_file reads a file
+  // (ops keep views; an unchanged op is written back as its bytes).
+  double ctp_parse_1 = 0, ctp_parse = 0, ctp_parse_owned = 0, ctp_write = 0, ctp_write_owned = 0;
 };
 
 // libprotobuf and ctp's library on the same bytes.
@@ -106,12 +111,25 @@ Peer time_peer(const std::string& bytes, int repeat) {
   require(check::parse(bytes, message), "libprotobuf cannot parse the program");
   require(message.SerializeAsString() == bytes, "libprotobuf writes other bytes");
   peer.pb_write = best_of(repeat, [&] { return message.SerializeAsString(); });
+  peer.ctp_parse_1 = best_of(repeat, [&] {
+    return std::make_unique<Program>(
+        parse_program_proto(bytes, "main.pb", ProtoReadOptions{.threads = 1}));
+  });
   peer.ctp_parse = best_of(repeat, [&] {
     return std::make_unique<Program>(parse_program_proto(bytes, "main.pb"));
+  });
+  // `bytes` outlives every program read here: the owner need not own.
+  const std::shared_ptr<const void> owner(&bytes, [](const void*) {});
+  const ProtoReadOptions owned{.owner = owner};
+  peer.ctp_parse_owned = best_of(repeat, [&] {
+    return std::make_unique<Program>(parse_program_proto(bytes, "main.pb", owned));
   });
   const Program program = parse_program_proto(bytes, "main.pb");
   require(serialize_program_proto(program) == bytes, "ctp writes other bytes");
   peer.ctp_write = best_of(repeat, [&] { return serialize_program_proto(program); });
+  const Program owned_program = parse_program_proto(bytes, "main.pb", owned);
+  require(serialize_program_proto(owned_program) == bytes, "ctp writes other bytes (owned)");
+  peer.ctp_write_owned = best_of(repeat, [&] { return serialize_program_proto(owned_program); });
   return peer;
 }
 
@@ -308,8 +326,11 @@ int main(int argc, char** argv) {
     rate("libprotobuf parse of main.pb", peer.pb_parse);
     rate("libprotobuf parse, arena", peer.pb_parse_arena);
     rate("libprotobuf write", peer.pb_write);
+    rate("ctp library parse, 1 thread", peer.ctp_parse_1);
     rate("ctp library parse", peer.ctp_parse);
+    rate("ctp library parse, owned", peer.ctp_parse_owned);
     rate("ctp library write", peer.ctp_write);
+    rate("ctp library write, owned", peer.ctp_write_owned);
     main_bytes.clear();
     main_bytes.shrink_to_fit();
 
