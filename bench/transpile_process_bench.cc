@@ -8,7 +8,9 @@
 // as startup.pb and main.pb, then:
 //  - the peer, in this process: libprotobuf (classes generated from
 //    framework.proto, tests/libprotobuf/) parses main.pb's bytes, with and
-//    without an arena, and writes them back; ctp's library does the same.
+//    without an arena, and writes them back; ctp's library does the same,
+//    reading on one thread and on one per core, and keeping the bytes alive
+//    as load_program_file does (then writing the unchanged ops as their bytes).
 //  - every mode: `ctp transpile --mode M --rank 0 --endpoints <2 ranks>
 //    --startup startup.pb --main main.pb -o OUT` as a process of its own, for
 //    each --ctp binary in turn (interleaved, so that two builds see the same
