@@ -62,7 +62,7 @@ run_tsan() {
   cmake --build build-tsan -j "$jobs" --target ctp_thread_tests
   echo "== TSan: ctest -L tsan (the multi-threaded tests)"
   ( cd build-tsan &&
-    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
+    TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$PWD/../tests/tsan_suppressions.txt${TSAN_OPTIONS:+:$TSAN_OPTIONS}" \
       ctest --output-on-failure -j "$jobs" --timeout 900 -L tsan )
 }
 
