@@ -208,6 +208,43 @@ TEST_F(TranspilerCli, InputErrorsExitOneAndWriteNothing) {
   const int status = std::system(missing.c_str());
   EXPECT_EQ(WEXITSTATUS(status), 1);
   EXPECT_FALSE(fs::exists(out_));
+  // The two programs are read at once: when both fail, startup's error is
+  // the one reported, as reading them in turn reports it; else the one that
+  // failed is named.
+  auto error_for = [&](const std::string& startup, const std::string& main) {
+    const std::string log = out_.string() + ".log";
+    const std::string cmd = CTP_CLI_PATH + std::string(
+        " transpile --mode grad_allreduce --rank 0 --endpoints a:1,b:1 --startup ") + startup +
+        " --main " + main + " -o " + out_.string() + " > " + log + " 2>&1";
+    EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 1) << cmd;
+    EXPECT_FALSE(fs::exists(out_));
+    return read_file(log);
+  };
+  const std::string good_startup = (kCase / "startup.json").string();
+  const std::string good_main = (kCase / "main.json").string();
+  for (int round = 0; round < 5; ++round) {
+    const std::string both = error_for("/nonexistent_startup.json", "/nonexistent_main.json");
+    EXPECT_NE(both.find("/nonexistent_startup.json"), std::string::npos) << both;
+    EXPECT_EQ(both.find("/nonexistent_main.json"), std::string::npos) << both;
+  }
+  const std::string main_only = error_for(good_startup, "/nonexistent_main.json");
+  EXPECT_NE(main_only.find("/nonexistent_main.json"), std::string::npos) << main_only;
+  const std::string startup_only = error_for("/nonexistent_startup.json", good_main);
+  EXPECT_NE(startup_only.find("/nonexistent_startup.json"), std::string::npos) << startup_only;
+  // startup.pb is staged while main is rewritten, then main.pb: an output
+  // that cannot be written fails the whole transpile, startup's first when
+  // both fail, and leaves nothing new behind.
+  for (const bool startup_bad : {false, true}) {
+    fs::remove_all(out_);
+    fs::create_directories(out_ / "main.pb");
+    if (startup_bad) fs::create_directories(out_ / "startup.pb");
+    EXPECT_EQ(run("--mode grad_allreduce --rank 0 --endpoints " + kEndpoints), 1);
+    const std::string log = read_file(out_.string() + ".log");
+    EXPECT_NE(log.find(startup_bad ? "startup.pb" : "main.pb"), std::string::npos) << log;
+    if (!startup_bad) EXPECT_FALSE(fs::exists(out_ / "startup.pb")) << log;
+    EXPECT_TRUE(fs::is_directory(out_ / "main.pb"));
+  }
+  fs::remove_all(out_);
   // A rank beyond the endpoints is accepted with an explicit current endpoint, as in Paddle.
   EXPECT_EQ(run("--mode grad_allreduce --rank 9 --current-endpoint 10.0.0.1:6170 --endpoints " +
                 kEndpoints),

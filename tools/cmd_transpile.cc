@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "program_ir/atomic_file.h"
@@ -187,34 +188,85 @@ fs::path program_path(const fs::path& dir, const char* name, const Emit& emit) {
   return dir / (std::string(name) + "." + emit.extension);
 }
 
-// Stages DIR/startup and DIR/main at once, startup's on a thread of its own
-// (main is most of the bytes). When both fail, startup's error is the one
-// reported, as writing them in turn would report it.
-void stage_pair(OutputSet& output, const fs::path& dir, const Program& startup,
-                const Program& main, const Emit& emit) {
-  std::exception_ptr startup_error, main_error;
-  std::thread startup_writer([&] {
-    try {
-      stage_program(output, program_path(dir, "startup", emit), startup, emit);
-    } catch (...) {
-      startup_error = std::current_exception();
-    }
-  });
-  try {
-    stage_program(output, program_path(dir, "main", emit), main, emit);
-  } catch (...) {
-    main_error = std::current_exception();
-  }
-  startup_writer.join();
-  if (startup_error) std::rethrow_exception(startup_error);
-  if (main_error) std::rethrow_exception(main_error);
-}
-
 // Says on stderr which vars the transpile took as parameters, and how.
 void report(const Transpiler& transpiler, const TranspileReport& report) {
   if (report.parameters)
     std::cerr << "ctp transpile: " << transpiler.name() << ": "
               << describe(*report.parameters, transpiler.collective().params) << "\n";
+}
+
+// A program staged on a thread of its own. join() waits and returns the
+// staging's error; the destructor waits too, so that a BackgroundStage
+// declared after the OutputSet it writes to is done before the set goes.
+class BackgroundStage {
+ public:
+  BackgroundStage() = default;
+  BackgroundStage(const BackgroundStage&) = delete;
+  BackgroundStage& operator=(const BackgroundStage&) = delete;
+  ~BackgroundStage() { join(); }
+
+  void start(OutputSet& output, fs::path path, const Program& program, const Emit& emit) {
+    thread_ = std::thread([this, &output, path = std::move(path), &program, &emit] {
+      try {
+        stage_program(output, path, program, emit);
+      } catch (...) {
+        error_ = std::current_exception();
+      }
+    });
+  }
+  std::exception_ptr join() {
+    if (thread_.joinable()) thread_.join();
+    return error_;
+  }
+
+ private:
+  std::thread thread_;
+  std::exception_ptr error_;
+};
+
+// Reads the two programs at once, startup's on a thread of its own; when
+// both fail, startup's error is the one reported, as reading them in turn
+// would report it.
+std::pair<Program, Program> load_programs(const std::string& startup_path,
+                                          const std::string& main_path) {
+  Program startup, main;
+  std::exception_ptr startup_error, main_error;
+  std::thread reader([&] {
+    try {
+      startup = load_program_file(startup_path);
+    } catch (...) {
+      startup_error = std::current_exception();
+    }
+  });
+  try {
+    main = load_program_file(main_path);
+  } catch (...) {
+    main_error = std::current_exception();
+  }
+  reader.join();
+  if (startup_error) std::rethrow_exception(startup_error);
+  if (main_error) std::rethrow_exception(main_error);
+  return {std::move(startup), std::move(main)};
+}
+
+// Transpiles, staging startup's file while main is rewritten (the main
+// rewrite never touches startup), then main's. Startup's staging error is
+// reported before main's, as writing them in turn would; a rewrite error
+// comes first of all (what was staged goes with the OutputSet).
+void transpile_and_stage(const Transpiler& transpiler, Program& startup, Program& main,
+                         OutputSet& output, const fs::path& dir, const Emit& emit) {
+  BackgroundStage startup_stage;
+  report(transpiler, transpiler.run(startup, main, [&](const Program& rewritten) {
+    startup_stage.start(output, program_path(dir, "startup", emit), rewritten, emit);
+  }));
+  std::exception_ptr main_error;
+  try {
+    stage_program(output, program_path(dir, "main", emit), main, emit);
+  } catch (...) {
+    main_error = std::current_exception();
+  }
+  if (std::exception_ptr e = startup_stage.join()) std::rethrow_exception(e);
+  if (main_error) std::rethrow_exception(main_error);
 }
 
 // Transpiles once (rank 0), then writes every rank's pair from the shared
@@ -263,8 +315,9 @@ void stage_all_ranks(const Transpiler& transpiler, Program startup, Program& mai
 void run_transpile(const TranspileArgs& a) {
   const std::unique_ptr<Transpiler> transpiler = build_transpiler(a);
   const Emit emit = parse_emit(a.emit);
-  Program startup = load_program_file(a.startup);
-  Program main = load_program_file(a.main);
+  std::pair<Program, Program> programs = load_programs(a.startup, a.main);
+  Program& startup = programs.first;
+  Program& main = programs.second;
   // Every file of the output (every rank's with --all-ranks) or none: a
   // failure anywhere leaves what was there before.
   OutputSet output(a.out_dir);
@@ -272,8 +325,7 @@ void run_transpile(const TranspileArgs& a) {
   if (a.all_ranks) {
     stage_all_ranks(*transpiler, std::move(startup), main, output, a.out_dir, emit);
   } else {
-    report(*transpiler, transpiler->run(startup, main));
-    stage_pair(output, a.out_dir, startup, main, emit);
+    transpile_and_stage(*transpiler, startup, main, output, a.out_dir, emit);
     keep_until_exit(std::move(startup));
   }
   output.commit();

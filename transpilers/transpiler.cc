@@ -72,12 +72,18 @@ std::unique_ptr<ProgramPass> Transpiler::main_pass(NameGenerator& names) const {
 }
 
 TranspileReport Transpiler::run(Program& startup, Program& main) const {
+  return run(startup, main, nullptr);
+}
+
+TranspileReport Transpiler::run(Program& startup, Program& main,
+                                const std::function<void(const Program&)>& startup_done) const {
   check();
   TranspileReport report;
   NameGenerator names;
   RewritePass(*this, &Transpiler::rewrite_startup, true, names, std::string(name()) + " startup",
               &main, &report.parameters)
       .run(startup);
+  if (startup_done) startup_done(startup);
   main_pass(names)->run(main);
   return report;
 }

@@ -8,6 +8,7 @@
 //   GradAllReduceTranspiler t(collective, GradAllReduceOptions{});
 //   t.run(startup, main);  // both programs in place
 #pragma once
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -84,6 +85,10 @@ class Transpiler {
   // untouched; an error found while rewriting (e.g. an undeclared var) may
   // leave them partly rewritten.
   TranspileReport run(Program& startup, Program& main) const;
+  // The same, calling startup_done(startup) between the two rewrites: the
+  // main rewrite does not touch startup, so a caller may write it meanwhile.
+  TranspileReport run(Program& startup, Program& main,
+                      const std::function<void(const Program&)>& startup_done) const;
 
   // "transpile <name>: ", the start of every option error.
   std::string error_prefix() const;
