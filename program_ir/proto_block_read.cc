@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "program_ir/error.h"
 #include "program_ir/framework_fields.h"
 #include "program_ir/proto_read_parts.h"
 #include "program_ir/wire_read.h"
@@ -36,12 +37,14 @@ struct Message {
 struct Failure {
   std::size_t at = SIZE_MAX;
   std::exception_ptr error;
-  void note(std::size_t offset) {
+  void keep(std::size_t offset, std::exception_ptr e) {
     if (offset < at) {
       at = offset;
-      error = std::current_exception();
+      error = std::move(e);
     }
   }
+  // In a catch block: the exception being handled.
+  void note(std::size_t offset) { keep(offset, std::current_exception()); }
 };
 
 // Parses messages [from, to) of `messages` into `out`, in order, stopping
@@ -89,13 +92,7 @@ std::list<T> parse_all(const std::vector<Message>& messages, unsigned threads,
   for (std::thread& t : helpers) t.join();
   for (std::size_t c = 1; c < chunks; ++c) parts[0].splice(parts[0].end(), parts[c]);
   for (const Failure& f : failures)
-    if (f.error) {
-      try {
-        std::rethrow_exception(f.error);
-      } catch (...) {
-        failure.note(f.at);
-      }
-    }
+    if (f.error) failure.keep(f.at, f.error);
   return std::move(parts[0]);
 }
 
@@ -150,11 +147,8 @@ void add_vars(Block& block, std::list<Var>& vars, const std::vector<Message>& me
   SourceLocation place = block_place;
   place.var = static_cast<int64_t>(i);
   place.var_name = vars.front().name;
-  try {
-    fail(place, "declared twice in the block");
-  } catch (...) {
-    failure.note(messages[i].base);
-  }
+  failure.keep(messages[i].base,
+               std::make_exception_ptr(Error(place, "declared twice in the block")));
 }
 
 // Below this many vars and ops a block is read on the calling thread alone.

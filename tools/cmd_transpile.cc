@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <exception>
+#include <functional>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -195,20 +196,20 @@ void report(const Transpiler& transpiler, const TranspileReport& report) {
               << describe(*report.parameters, transpiler.collective().params) << "\n";
 }
 
-// A program staged on a thread of its own. join() waits and returns the
-// staging's error; the destructor waits too, so that a BackgroundStage
-// declared after the OutputSet it writes to is done before the set goes.
-class BackgroundStage {
+// Work on a thread of its own, its error kept for join(). The destructor
+// waits too, so that a task declared after what it uses (the OutputSet it
+// stages into) is done before that goes.
+class BackgroundTask {
  public:
-  BackgroundStage() = default;
-  BackgroundStage(const BackgroundStage&) = delete;
-  BackgroundStage& operator=(const BackgroundStage&) = delete;
-  ~BackgroundStage() { join(); }
+  BackgroundTask() = default;
+  BackgroundTask(const BackgroundTask&) = delete;
+  BackgroundTask& operator=(const BackgroundTask&) = delete;
+  ~BackgroundTask() { join(); }
 
-  void start(OutputSet& output, fs::path path, const Program& program, const Emit& emit) {
-    thread_ = std::thread([this, &output, path = std::move(path), &program, &emit] {
+  void start(std::function<void()> work) {
+    thread_ = std::thread([this, work = std::move(work)] {
       try {
-        stage_program(output, path, program, emit);
+        work();
       } catch (...) {
         error_ = std::current_exception();
       }
@@ -224,49 +225,43 @@ class BackgroundStage {
   std::exception_ptr error_;
 };
 
-// Reads the two programs at once, startup's on a thread of its own; when
-// both fail, startup's error is the one reported, as reading them in turn
-// would report it.
+// Runs `here` on this thread while `earlier` goes on, then waits for it.
+// When both fail, earlier's error is the one reported, as doing the two in
+// turn would report it.
+void finish_beside(BackgroundTask& earlier, const std::function<void()>& here) {
+  std::exception_ptr here_error;
+  try {
+    here();
+  } catch (...) {
+    here_error = std::current_exception();
+  }
+  if (std::exception_ptr e = earlier.join()) std::rethrow_exception(e);
+  if (here_error) std::rethrow_exception(here_error);
+}
+
+// Reads the two programs at once, startup's on a thread of its own.
 std::pair<Program, Program> load_programs(const std::string& startup_path,
                                           const std::string& main_path) {
   Program startup, main;
-  std::exception_ptr startup_error, main_error;
-  std::thread reader([&] {
-    try {
-      startup = load_program_file(startup_path);
-    } catch (...) {
-      startup_error = std::current_exception();
-    }
-  });
-  try {
-    main = load_program_file(main_path);
-  } catch (...) {
-    main_error = std::current_exception();
-  }
-  reader.join();
-  if (startup_error) std::rethrow_exception(startup_error);
-  if (main_error) std::rethrow_exception(main_error);
+  BackgroundTask reading;
+  reading.start([&] { startup = load_program_file(startup_path); });
+  finish_beside(reading, [&] { main = load_program_file(main_path); });
   return {std::move(startup), std::move(main)};
 }
 
 // Transpiles, staging startup's file while main is rewritten (the main
 // rewrite never touches startup), then main's. Startup's staging error is
-// reported before main's, as writing them in turn would; a rewrite error
-// comes first of all (what was staged goes with the OutputSet).
+// reported before main's; a rewrite error comes first of all (what was
+// staged goes with the OutputSet).
 void transpile_and_stage(const Transpiler& transpiler, Program& startup, Program& main,
                          OutputSet& output, const fs::path& dir, const Emit& emit) {
-  BackgroundStage startup_stage;
+  BackgroundTask startup_stage;
   report(transpiler, transpiler.run(startup, main, [&](const Program& rewritten) {
-    startup_stage.start(output, program_path(dir, "startup", emit), rewritten, emit);
+    startup_stage.start(
+        [&] { stage_program(output, program_path(dir, "startup", emit), rewritten, emit); });
   }));
-  std::exception_ptr main_error;
-  try {
-    stage_program(output, program_path(dir, "main", emit), main, emit);
-  } catch (...) {
-    main_error = std::current_exception();
-  }
-  if (std::exception_ptr e = startup_stage.join()) std::rethrow_exception(e);
-  if (main_error) std::rethrow_exception(main_error);
+  finish_beside(startup_stage,
+                [&] { stage_program(output, program_path(dir, "main", emit), main, emit); });
 }
 
 // Transpiles once (rank 0), then writes every rank's pair from the shared
