@@ -147,7 +147,8 @@ class FileSink final : public ByteSink {
  public:
   FileSink(int fd, const std::string& path) : fd_(fd), path_(path) {}
   void append(std::string_view bytes) override {
-    if (buffer_.size() + bytes.size() > kBuffer) flush();
+    // What is buffered goes first: the file keeps the order of the appends.
+    if (bytes.size() >= kDirect || buffer_.size() + bytes.size() > kBuffer) flush();
     if (bytes.size() >= kDirect) {
       write(bytes);
       return;
@@ -156,6 +157,7 @@ class FileSink final : public ByteSink {
     buffer_.append(bytes);
   }
   void flush() {
+    if (buffer_.empty()) return;
     write(buffer_);
     buffer_.clear();
   }
