@@ -15,6 +15,7 @@
 #include "program_ir/dot_io.h"
 #include "program_ir/error.h"
 #include "program_ir/json_io.h"
+#include "program_ir/op_packing.h"
 #include "program_ir/program.h"
 #include "program_ir/proto_io.h"
 #include "program_ir/text_io.h"
@@ -94,6 +95,20 @@ inline Program check_owned_read(std::string_view bytes, const Program& copied) {
   require(serialize_program_proto(with_attributes_decoded(again)) == afresh,
           "what the owned read writes reads back as another program");
   return owned;
+}
+
+// Every op packed (packed_op, what a rewrite does with the ops it adds) must
+// equal the op and be written as the op is, whatever the op holds.
+inline void check_packed_ops(const Program& program) {
+  Program packed = program;
+  for (Block& block : packed.blocks)
+    for (Op& op : block.ops()) {
+      Op packed_copy = packed_op(op);
+      require(packed_copy == op, "a packed op differs from its source");
+      op = std::move(packed_copy);
+    }
+  require(serialize_program_proto(packed) == serialize_program_proto(program),
+          "packed ops are written otherwise than their sources");
 }
 
 // The human-readable renderings must accept anything that loaded.

@@ -153,4 +153,32 @@ Op parse_op(Reader r, SourceLocation& place, const InputOwner& input) {
   return op;
 }
 
+Op adopt_encoded_op(std::string_view bytes, const Op& encoded, const InputOwner& input) {
+  Op op;
+  op.type = encoded.type;
+  op.is_target = encoded.is_target;
+  op.is_target_explicit = encoded.is_target_explicit;
+  Reader r(bytes, 0);
+  std::string_view type_bytes;
+  AttrFields attr_fields;
+  while (!r.done()) {
+    const std::size_t start = r.position();
+    const Tag tag = r.read_tag();
+    if (tag.field == fl::op::kType) {
+      type_bytes = r.read_bytes();
+    } else if (tag.field == fl::op::kAttrs) {
+      // The writer puts an Attr's name first.
+      Reader attr(r.read_bytes(), 0);
+      attr.read_tag();
+      attr_fields.add(start, r.position(), true, attr.read_bytes());
+    } else {
+      r.skip_field(tag, start);
+    }
+  }
+  keep_attrs(op, Reader(bytes, 0), attr_fields, input);
+  op.set_wire_op(WireOp{.bytes = bytes, .owner = input.owner, .type = type_bytes,
+                        .is_target = op.is_target, .is_target_explicit = op.is_target_explicit});
+  return op;
+}
+
 }  // namespace ctp::proto_read

@@ -18,6 +18,7 @@
 #include "program_ir/error.h"
 #include "program_ir/framework_fields.h"
 #include "program_ir/proto_io.h"
+#include "program_ir/proto_write_parts.h"
 #include "program_ir/wire_format.h"
 
 namespace ctp {
@@ -526,4 +527,23 @@ std::string serialize_program_proto(const Program& program) {
   return bytes;
 }
 
+namespace proto_write {
+
+std::string_view encode_op_desc(const Op& op, std::shared_ptr<char[]>& storage) {
+  std::vector<uint64_t> sizes;
+  SizeCounter counter(sizes);
+  write_op(counter, op);
+  const std::size_t total = counter.total();
+  constexpr std::size_t kSlack = 16;  // as serialize_program_proto's
+  storage = std::make_shared_for_overwrite<char[]>(total + kSlack);
+  StreamWriter out(storage.get(), total + kSlack, sizes);
+  write_op(out, op);
+  check_written(out.finish(), total);
+  // The bytes are the ops field of a BlockDesc: its key, its length, the OpDesc.
+  wire::Reader r(std::string_view(storage.get(), total), 0);
+  r.read_tag();
+  return r.read_bytes();
+}
+
+}  // namespace proto_write
 }  // namespace ctp

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "program_ir/error.h"
+#include "program_ir/op_packing.h"
 #include "transpilers/collective_steps.h"
 #include "transpilers/grouping.h"
 #include "transpilers/op_walk.h"
@@ -86,16 +87,15 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
     block.insert_op(
         it, make_op("split", {{"X", {gathered.name}}}, {{"Out", pieces}},
                     {{"num", Attribute(allgather_ranks)}, {"axis", Attribute(0)}}));
-    inputs.push_back({"Grad", {}});
-    // One copy of the op per piece; the last takes the slots and attributes
-    // instead of copying them (a large program has as many adam ops as
-    // parameters).
-    for (std::size_t i = 0; i < pieces.size(); ++i) {
-      inputs.back().args = {pieces[i]};
-      if (i + 1 < pieces.size())
-        block.insert_op(it, Op(it->type, inputs, outputs, attrs));
-      else
-        block.insert_op(it, Op(it->type, std::move(inputs), std::move(outputs), std::move(attrs)));
+    inputs.push_back({"Grad", {""}});
+    // One copy of the op per piece, each packed from one op whose Grad
+    // changes (a large program has as many adam ops as parameters, and
+    // copies the size of the input for every two or three ranks).
+    Op copy(it->type, std::move(inputs), std::move(outputs), std::move(attrs));
+    std::string& grad = copy.mutable_inputs().back().args.front();
+    for (const std::string& piece : pieces) {
+      grad = piece;
+      block.insert_op(it, packed_op(copy));
     }
     block.erase_op(it);  // the walk goes on before the ops inserted here
   });

@@ -1,6 +1,7 @@
 #include "transpilers/rewrite_support.h"
 
 #include "program_ir/error.h"
+#include "program_ir/op_packing.h"
 
 namespace ctp {
 namespace {
@@ -119,7 +120,7 @@ Op make_op(std::string type, std::vector<Slot> inputs, std::vector<Slot> outputs
            std::vector<NamedAttribute> attrs) {
   Op op(std::move(type), std::move(inputs), std::move(outputs), std::move(attrs));
   if (!op.has_attr(kOpRoleAttr)) op.set_attr(kOpRoleAttr, Attribute(op_role::kForward));
-  return op;
+  return packed_op(op);
 }
 
 Op make_in_place_op(std::string type, const std::string& var,
@@ -132,7 +133,7 @@ Op make_in_place_op(std::string type, const std::string& var,
   op.mutable_outputs().push_back(Slot{"Out", std::vector<std::string>(1, var)});
   op.mutable_attrs() = std::move(attrs);
   if (!op.has_attr(kOpRoleAttr)) op.set_attr(kOpRoleAttr, Attribute(op_role::kForward));
-  return op;
+  return packed_op(op);
 }
 
 Block::OpHandle find_first_optimizer_op(Block& block, std::string_view pass) {

@@ -62,7 +62,9 @@ Var& create_var(Block& block, const VarRequest& request, std::string_view pass);
 
 // An op as Paddle's Operator constructor makes it from append_op/_insert_op
 // arguments: slots and attributes in the order given, and op_role = Forward
-// (the program's default role) appended when the caller gave none.
+// (the program's default role) appended when the caller gave none. The op
+// comes packed (program_ir/op_packing.h): a rewrite of a large program adds
+// one or more per parameter.
 Op make_op(std::string type, std::vector<Slot> inputs, std::vector<Slot> outputs,
            std::vector<NamedAttribute> attrs);
 

@@ -1,0 +1,136 @@
+// packed_op: an op built in memory becomes an op held as its encoded
+// OpDesc, as the reader holds an op read from a file. It must equal the op
+// it was packed from, read the same through every accessor, be written
+// back as exactly the bytes the writer gives for the unpacked op, and
+// become an ordinary op again when edited.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "program_ir/byte_sink.h"
+#include "program_ir/op_packing.h"
+#include "program_ir/op_role.h"
+#include "program_ir/program.h"
+#include "program_ir/proto_io.h"
+
+namespace ctp {
+namespace {
+
+Op sample_op() {
+  return Op("c_allreduce_sum", {{"X", {"fc_0.w_0@GRAD"}}}, {{"Out", {"fc_0.w_0@GRAD"}}},
+            {{"ring_id", Attribute(1)},
+             {kOpRoleAttr, Attribute(op_role::kBackward)},
+             {kOpRoleVarAttr, Attribute(std::vector<std::string>{"fc_0.w_0", "fc_0.w_0@GRAD"})},
+             {"scale", Attribute(0.5f)},
+             {"use_calc_stream", Attribute(true)}});
+}
+
+// A program of one block holding `ops`, as protobuf bytes.
+std::string bytes_of(std::vector<Op> ops) {
+  Program program = Program::with_global_block();
+  for (Op& op : ops) program.global_block().append_op(std::move(op));
+  return serialize_program_proto(program);
+}
+
+TEST(OpPacking, APackedOpEqualsItsSourceAndIsHeldAsItsBytes) {
+  const Op source = sample_op();
+  const Op packed = packed_op(source);
+  EXPECT_EQ(packed, source);
+  ASSERT_TRUE(packed.unchanged_wire_bytes().has_value());
+  EXPECT_FALSE(packed.wire_attrs().empty());
+  // The reader's notes: op_role found and its value decoded.
+  EXPECT_TRUE(packed.wire_attrs().roles_noted);
+  EXPECT_EQ(packed.wire_attrs().op_role_kind, WireAttrs::RoleKind::kInt);
+  EXPECT_EQ(packed.wire_attrs().op_role_value, op_role::kBackward);
+  EXPECT_NE(packed.wire_attrs().op_role_var_at, WireAttrs::kAbsent);
+}
+
+TEST(OpPacking, APackedOpReadsTheSameThroughEveryAccessor) {
+  const Op source = sample_op();
+  const Op packed = packed_op(source);
+  EXPECT_EQ(packed.type, "c_allreduce_sum");
+  EXPECT_EQ(packed.inputs(), source.inputs());
+  EXPECT_EQ(packed.outputs(), source.outputs());
+  EXPECT_TRUE(packed.has_input("X"));
+  EXPECT_FALSE(packed.has_input("Y"));
+  EXPECT_TRUE(packed.has_output("Out"));
+  ASSERT_NE(packed.input("X"), nullptr);
+  EXPECT_EQ(*packed.input("X"), std::vector<std::string>{"fc_0.w_0@GRAD"});
+  EXPECT_EQ(get_op_role(packed), op_role::kBackward);
+  EXPECT_EQ(packed.attr_value("ring_id"), Attribute(1));
+  EXPECT_TRUE(packed.has_attr("scale"));
+  EXPECT_EQ(packed.attrs(), source.attrs());
+}
+
+TEST(OpPacking, APackedOpIsWrittenAsTheUnpackedOpIs) {
+  std::vector<Op> sources{sample_op(), Op("c_comm_init_all", {}, {}, {{"ring_id", Attribute(0)}}),
+                          Op("fill_constant", {}, {{"Out", {"x"}}}, {})};
+  sources.back().is_target = true;
+  Op explicit_false("scale", {{"X", {"x"}}}, {{"Out", {"x"}}}, {});
+  explicit_false.is_target_explicit = true;
+  sources.push_back(explicit_false);
+  std::vector<Op> packed;
+  for (const Op& op : sources) packed.push_back(packed_op(op));
+  EXPECT_EQ(bytes_of(packed), bytes_of(sources));
+  for (std::size_t i = 0; i < sources.size(); ++i) EXPECT_EQ(packed[i], sources[i]) << i;
+}
+
+TEST(OpPacking, AnEditedPackedOpIsWrittenWithTheEdit) {
+  Op packed = packed_op(sample_op());
+  packed.set_attr("ring_id", Attribute(3));
+  packed.mutable_outputs().front().args = {"other"};
+  EXPECT_FALSE(packed.unchanged_wire_bytes().has_value());
+  Op expected = sample_op();
+  expected.set_attr("ring_id", Attribute(3));
+  expected.mutable_outputs().front().args = {"other"};
+  EXPECT_EQ(packed, expected);
+  EXPECT_EQ(bytes_of({packed}), bytes_of({expected}));
+
+  Op renamed = packed_op(sample_op());
+  renamed.type = "c_allreduce_max";
+  EXPECT_FALSE(renamed.unchanged_wire_bytes().has_value());
+  Program read = parse_program_proto(bytes_of({renamed}), "renamed.pb");
+  EXPECT_EQ(read.global_block().ops().front().type, "c_allreduce_max");
+}
+
+TEST(OpPacking, AnOpWithUnknownFieldsIsLeftAsItIs) {
+  Op source = sample_op();
+  source.unknown_fields.append(UnknownFields::kAtEnd, std::string("\x50\x01", 2));  // field 10
+  const Op packed = packed_op(source);
+  EXPECT_FALSE(packed.unchanged_wire_bytes().has_value());
+  EXPECT_EQ(packed, source);
+  EXPECT_EQ(bytes_of({packed}), bytes_of({source}));
+}
+
+TEST(OpPacking, APackedOpOutlivesItsSourceAndCopiesShareItsBytes) {
+  Op packed = packed_op(sample_op());
+  const Op copy = packed;
+  packed = Op("scale");
+  EXPECT_EQ(copy, sample_op());
+  EXPECT_TRUE(copy.unchanged_wire_bytes().has_value());
+}
+
+// An op larger than the writer's chunk (a coalesce_tensor of every
+// gradient) goes out whole and in its place, streamed or not.
+TEST(OpPacking, ALargeOpIsWrittenWhole) {
+  std::vector<std::string> args;
+  for (int i = 0; i < 2000; ++i) args.push_back("fc_" + std::to_string(i) + ".w_0@GRAD");
+  const Op source("coalesce_tensor", {{"Input", args}}, {{"Output", args}, {"FusedOutput", {"f"}}},
+                  {{"copy_data", Attribute(true)}});
+  const Op packed = packed_op(source);
+  EXPECT_EQ(packed, source);
+  EXPECT_EQ(bytes_of({packed}), bytes_of({source}));
+  // Streamed (as `ctp transpile` writes), between smaller ops.
+  Program program = Program::with_global_block();
+  for (int i = 0; i < 3; ++i) {
+    program.global_block().append_op(packed_op(sample_op()));
+    program.global_block().append_op(packed);
+  }
+  std::string streamed;
+  StringSink sink(streamed);
+  write_program_proto(program, sink);
+  EXPECT_EQ(streamed, serialize_program_proto(program));
+}
+}  // namespace
+}  // namespace ctp
