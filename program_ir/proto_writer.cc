@@ -530,7 +530,10 @@ std::string serialize_program_proto(const Program& program) {
 namespace proto_write {
 
 std::string_view encode_op_desc(const Op& op, std::shared_ptr<char[]>& storage) {
+  // The op's length and its slots' and attributes' (a dozen or so for the
+  // ops a rewrite adds).
   std::vector<uint64_t> sizes;
+  sizes.reserve(16);
   SizeCounter counter(sizes);
   write_op(counter, op);
   const std::size_t total = counter.total();
