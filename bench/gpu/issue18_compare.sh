@@ -13,7 +13,8 @@
 # tensor memory; PyTorch's median (and min) of 20 steps between CUDA events
 # and torch.cuda.max_memory_allocated. Stops starting runs once LIMIT_S
 # seconds have passed (default 540), so that one call ends in time; the
-# table of every figure is printed last.
+# table of every figure is printed last. NO_COMPILE=1 leaves torch.compile
+# out; ALT=DIR (and ALT_LABEL) adds the runs of a second ctp build (alt_run).
 #
 #   bash bench/gpu/issue18_compare.sh OUT_DIR CLI11_PREFIX
 set -u
@@ -60,9 +61,14 @@ run() {
   echo "$label | ${figure:-no figure (see compare.log)}" | tee -a "$OUT/table.txt"
 }
 
-ctp_run() {  # NAME BATCH
-  run "ctp $1 round $r" $B/ctp run --device gpu --startup $W/$1_amp/startup.pb \
+ctp_run() {  # NAME BATCH [BUILD LABEL]
+  run "${4:-ctp} $1 round $r" ${3:-$B}/ctp run --device gpu --startup $W/$1_amp/startup.pb \
     --main $W/$1_amp/main.pb --batch "$2" --steps 11 --profile
+}
+# ALT=DIR: another build of ctp (other CUDA architectures, say) that runs the
+# same programs in each round, labelled ALT_LABEL.
+alt_run() {  # NAME BATCH
+  [ -n "${ALT:-}" ] && ctp_run "$1" "$2" "$ALT" "ctp (${ALT_LABEL:-alt})"
 }
 torch_run() {  # MODEL BATCH [--compile]
   run "torch $1 ${3:-eager} round $r" python3 bench/gpu/torch_step.py --model "$1" --mode train \
@@ -71,12 +77,16 @@ torch_run() {  # MODEL BATCH [--compile]
 
 for r in $(seq "$REPS"); do
   ctp_run r50 64
+  alt_run r50 64
   torch_run resnet50 64
   ctp_run bert 8
+  alt_run bert 8
   torch_run bert 8
 done
 r=1
-torch_run resnet50 64 --compile
-torch_run bert 8 --compile
+if [ "${NO_COMPILE:-0}" != 1 ]; then
+  torch_run resnet50 64 --compile
+  torch_run bert 8 --compile
+fi
 echo "== $(date -u +%T), $(( $(date +%s) - START )) s"
 cat "$OUT/table.txt"
