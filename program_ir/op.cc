@@ -56,13 +56,31 @@ void Op::set_output(std::string_view slot, std::vector<std::string> args) {
 }
 bool Op::has_input(std::string_view slot) const {
   if (slots_in_wire_ && !decoded_slots_.load(std::memory_order_acquire))
-    return wire_has_slot(wire_op_.bytes, /*input=*/true, slot);
+    return (wire_op_.input_names & slot_name_bit(slot)) &&
+           wire_has_slot(wire_op_.bytes, /*input=*/true, slot);
   return input(slot) != nullptr;
 }
 bool Op::has_output(std::string_view slot) const {
   if (slots_in_wire_ && !decoded_slots_.load(std::memory_order_acquire))
-    return wire_has_slot(wire_op_.bytes, /*input=*/false, slot);
+    return (wire_op_.output_names & slot_name_bit(slot)) &&
+           wire_has_slot(wire_op_.bytes, /*input=*/false, slot);
   return output(slot) != nullptr;
+}
+std::optional<std::vector<std::string>> Op::input_args(std::string_view slot) const {
+  if (slots_in_wire_ && !decoded_slots_.load(std::memory_order_acquire)) {
+    if (!(wire_op_.input_names & slot_name_bit(slot))) return std::nullopt;
+    return wire_slot_args(wire_op_.bytes, /*input=*/true, slot);
+  }
+  if (const std::vector<std::string>* args = input(slot)) return *args;
+  return std::nullopt;
+}
+std::optional<std::vector<std::string>> Op::output_args(std::string_view slot) const {
+  if (slots_in_wire_ && !decoded_slots_.load(std::memory_order_acquire)) {
+    if (!(wire_op_.output_names & slot_name_bit(slot))) return std::nullopt;
+    return wire_slot_args(wire_op_.bytes, /*input=*/false, slot);
+  }
+  if (const std::vector<std::string>* args = output(slot)) return *args;
+  return std::nullopt;
 }
 std::vector<std::string> Op::input_arg_names() const { return flatten(inputs()); }
 std::vector<std::string> Op::output_arg_names() const { return flatten(outputs()); }

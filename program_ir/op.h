@@ -66,6 +66,12 @@ struct WireOp {
   std::string_view type;
   bool is_target = false;
   bool is_target_explicit = false;
+  // A summary of the slots' names, a bit each (slot_name_bit, wire_slots.h):
+  // asking for a slot the op lacks then seldom reads its bytes (a rewrite
+  // asks every op whether it has Param, Grad and LearningRate). Whoever
+  // makes a WireOp fills them (the reader and packed_op do).
+  uint64_t input_names = 0;
+  uint64_t output_names = 0;
   bool empty() const { return bytes.empty(); }
 };
 
@@ -106,6 +112,12 @@ class Op {
   // slots' names there (a rewrite asks every op, e.g. is_update_op).
   bool has_input(std::string_view slot) const;
   bool has_output(std::string_view slot) const;
+  // A copy of the slot's arguments (nullptr's case: nullopt), decoding
+  // nothing: an op still holding its slots as bytes reads that slot alone
+  // there (a rewrite asks each update op for its Param, not for its dozen
+  // slots).
+  std::optional<std::vector<std::string>> input_args(std::string_view slot) const;
+  std::optional<std::vector<std::string>> output_args(std::string_view slot) const;
   // Replaces the slot's arguments, appending the slot if it is new.
   void set_input(std::string_view slot, std::vector<std::string> args);
   void set_output(std::string_view slot, std::vector<std::string> args);

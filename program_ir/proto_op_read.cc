@@ -101,6 +101,7 @@ Op parse_op(Reader r, SourceLocation& place, const InputOwner& input) {
       op.mutable_outputs().reserve(output_count);
     }
     long inputs = 0, outputs = 0;
+    uint64_t input_names = 0, output_names = 0;
     AttrFields attr_fields;
     std::size_t known = 0;
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
@@ -114,7 +115,9 @@ Op parse_op(Reader r, SourceLocation& place, const InputOwner& input) {
           Slot* slot = keep_bytes ? nullptr
                                   : &(is_input ? op.mutable_inputs() : op.mutable_outputs())
                                          .emplace_back();
-          read_wire_slot(nested_at(r, tag, start, side, place), place, slot);
+          const std::string_view name =
+              read_wire_slot(nested_at(r, tag, start, side, place), place, slot);
+          (is_input ? input_names : output_names) |= slot_name_bit(name);
           place.slot_side.clear();
           place.slot = -1;
           break;
@@ -144,7 +147,8 @@ Op parse_op(Reader r, SourceLocation& place, const InputOwner& input) {
     if (op.unknown_fields.empty() && attr_fields.one_run) {
       op.set_wire_op(WireOp{.bytes = bytes, .owner = input.owner, .type = type_bytes,
                             .is_target = op.is_target,
-                            .is_target_explicit = op.is_target_explicit});
+                            .is_target_explicit = op.is_target_explicit,
+                            .input_names = input_names, .output_names = output_names});
     } else {
       decode_wire_slots(bytes, op.mutable_inputs(), op.mutable_outputs());
     }
@@ -176,8 +180,12 @@ Op adopt_encoded_op(std::string_view bytes, const Op& encoded, const InputOwner&
     }
   }
   keep_attrs(op, Reader(bytes, 0), attr_fields, input);
+  uint64_t input_names = 0, output_names = 0;
+  for (const Slot& slot : encoded.inputs()) input_names |= slot_name_bit(slot.name);
+  for (const Slot& slot : encoded.outputs()) output_names |= slot_name_bit(slot.name);
   op.set_wire_op(WireOp{.bytes = bytes, .owner = input.owner, .type = type_bytes,
-                        .is_target = op.is_target, .is_target_explicit = op.is_target_explicit});
+                        .is_target = op.is_target, .is_target_explicit = op.is_target_explicit,
+                        .input_names = input_names, .output_names = output_names});
   return op;
 }
 

@@ -1,5 +1,9 @@
 #include "program_ir/wire_slots.h"
 
+#include <optional>
+#include <string>
+#include <utility>
+
 #include "program_ir/framework_fields.h"
 #include "program_ir/wire_read.h"
 
@@ -8,15 +12,22 @@ namespace ctp {
 using namespace wire_read;
 namespace fl = fields;
 
-void read_wire_slot(Reader r, const SourceLocation& place, Slot* out) {
+uint64_t slot_name_bit(std::string_view name) {
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a
+  for (char c : name) hash = (hash ^ static_cast<uint8_t>(c)) * 1099511628211ull;
+  return uint64_t{1} << (hash >> 58);
+}
+
+std::string_view read_wire_slot(Reader r, const SourceLocation& place, Slot* out) {
   bool has_parameter = false;
+  std::string_view slot_name;
   guarded(place, [&] {
     if (out) out->args.reserve(count_field(r, fl::op_slot::kArguments));
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
       switch (tag.field) {
         case fl::op_slot::kParameter: {
-          std::string_view name = read_bytes_field(r, tag, start, "parameter");
-          if (out) out->name = name;
+          slot_name = read_bytes_field(r, tag, start, "parameter");
+          if (out) out->name = slot_name;
           has_parameter = true;
           break;
         }
@@ -30,6 +41,7 @@ void read_wire_slot(Reader r, const SourceLocation& place, Slot* out) {
     });
   });
   if (!has_parameter) fail(place, "OpDesc.Var has no parameter (field 1)");
+  return slot_name;
 }
 
 void decode_wire_slots(std::string_view op_desc, std::vector<Slot>& inputs,
@@ -46,7 +58,12 @@ void decode_wire_slots(std::string_view op_desc, std::vector<Slot>& inputs,
   });
 }
 
-bool wire_has_slot(std::string_view op_desc, bool input, std::string_view name) {
+namespace {
+
+// The first input (or output) slot called `name` of a checked OpDesc: its
+// OpDesc.Var message's bytes.
+std::optional<std::string_view> find_wire_slot(std::string_view op_desc, bool input,
+                                               std::string_view name) {
   const uint32_t side = input ? fl::op::kInputs : fl::op::kOutputs;
   Reader r(op_desc, 0);
   while (!r.done()) {
@@ -58,7 +75,8 @@ bool wire_has_slot(std::string_view op_desc, bool input, std::string_view name) 
     }
     // A checked OpDesc.Var has one or more parameter fields; the last is
     // its name, as protobuf reads it.
-    Reader slot(r.read_bytes(), 0);
+    const std::string_view message = r.read_bytes();
+    Reader slot(message, 0);
     std::string_view slot_name;
     while (!slot.done()) {
       const std::size_t slot_start = slot.position();
@@ -68,9 +86,24 @@ bool wire_has_slot(std::string_view op_desc, bool input, std::string_view name) 
       else
         slot.skip_field(slot_tag, slot_start);
     }
-    if (slot_name == name) return true;
+    if (slot_name == name) return message;
   }
-  return false;
+  return std::nullopt;
+}
+
+}  // namespace
+
+bool wire_has_slot(std::string_view op_desc, bool input, std::string_view name) {
+  return find_wire_slot(op_desc, input, name).has_value();
+}
+
+std::optional<std::vector<std::string>> wire_slot_args(std::string_view op_desc, bool input,
+                                                       std::string_view name) {
+  const std::optional<std::string_view> message = find_wire_slot(op_desc, input, name);
+  if (!message) return std::nullopt;
+  Slot slot;
+  read_wire_slot(Reader(*message, 0), SourceLocation{}, &slot);
+  return std::move(slot.args);
 }
 
 }  // namespace ctp

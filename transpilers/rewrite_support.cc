@@ -66,18 +66,18 @@ std::vector<ParamGrad> param_grad_pairs_at(const OpSite& site) {
   }
 }
 
-const std::string& first_input(const OpSite& site, std::string_view slot) {
-  const auto* args = site.op.input(slot);
+std::string first_input(const OpSite& site, std::string_view slot) {
+  std::optional<std::vector<std::string>> args = site.op.input_args(slot);
   if (!args) site.fail("has no input slot '" + std::string(slot) + "'");
   if (args->empty()) site.fail("input slot '" + std::string(slot) + "' is empty");
-  return args->front();
+  return std::move(args->front());
 }
 
-const std::string& first_output(const OpSite& site, std::string_view slot) {
-  const auto* args = site.op.output(slot);
+std::string first_output(const OpSite& site, std::string_view slot) {
+  std::optional<std::vector<std::string>> args = site.op.output_args(slot);
   if (!args) site.fail("has no output slot '" + std::string(slot) + "'");
   if (args->empty()) site.fail("output slot '" + std::string(slot) + "' is empty");
-  return args->front();
+  return std::move(args->front());
 }
 
 const Attribute& require_attr(const OpSite& site, std::string_view name) {

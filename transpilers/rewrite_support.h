@@ -40,9 +40,10 @@ bool is_backward_at(const OpSite& site);
 bool is_optimizer_at(const OpSite& site);
 bool is_loss_grad_at(const OpSite& site);
 std::vector<ParamGrad> param_grad_pairs_at(const OpSite& site);
-// op.input(slot)[0] / op.output(slot)[0]: throws when the slot is missing or empty.
-const std::string& first_input(const OpSite& site, std::string_view slot);
-const std::string& first_output(const OpSite& site, std::string_view slot);
+// op.input(slot)[0] / op.output(slot)[0]: throws when the slot is missing or
+// empty. Decodes none of the op's slots (Op::input_args).
+std::string first_input(const OpSite& site, std::string_view slot);
+std::string first_output(const OpSite& site, std::string_view slot);
 // op.attr(name): throws when missing.
 const Attribute& require_attr(const OpSite& site, std::string_view name);
 
