@@ -54,33 +54,36 @@ void Op::set_input(std::string_view slot, std::vector<std::string> args) {
 void Op::set_output(std::string_view slot, std::vector<std::string> args) {
   put_slot(mutable_outputs(), slot, std::move(args));
 }
+bool Op::undecoded_wire_slots() const {
+  return slots_in_wire_ && !decoded_slots_.load(std::memory_order_acquire);
+}
+bool Op::wire_may_have_slot(bool input, std::string_view slot) const {
+  return (input ? wire_op_.input_names : wire_op_.output_names) & slot_name_bit(slot);
+}
 bool Op::has_input(std::string_view slot) const {
-  if (slots_in_wire_ && !decoded_slots_.load(std::memory_order_acquire))
-    return (wire_op_.input_names & slot_name_bit(slot)) &&
-           wire_has_slot(wire_op_.bytes, /*input=*/true, slot);
+  if (undecoded_wire_slots())
+    return wire_may_have_slot(true, slot) && wire_has_slot(wire_op_.bytes, true, slot);
   return input(slot) != nullptr;
 }
 bool Op::has_output(std::string_view slot) const {
-  if (slots_in_wire_ && !decoded_slots_.load(std::memory_order_acquire))
-    return (wire_op_.output_names & slot_name_bit(slot)) &&
-           wire_has_slot(wire_op_.bytes, /*input=*/false, slot);
+  if (undecoded_wire_slots())
+    return wire_may_have_slot(false, slot) && wire_has_slot(wire_op_.bytes, false, slot);
   return output(slot) != nullptr;
 }
-std::optional<std::vector<std::string>> Op::input_args(std::string_view slot) const {
-  if (slots_in_wire_ && !decoded_slots_.load(std::memory_order_acquire)) {
-    if (!(wire_op_.input_names & slot_name_bit(slot))) return std::nullopt;
-    return wire_slot_args(wire_op_.bytes, /*input=*/true, slot);
+std::optional<std::vector<std::string>> Op::slot_args(bool input, std::string_view slot) const {
+  if (undecoded_wire_slots()) {
+    if (!wire_may_have_slot(input, slot)) return std::nullopt;
+    return wire_slot_args(wire_op_.bytes, input, slot);
   }
-  if (const std::vector<std::string>* args = input(slot)) return *args;
+  if (const std::vector<std::string>* args = input ? this->input(slot) : output(slot))
+    return *args;
   return std::nullopt;
 }
+std::optional<std::vector<std::string>> Op::input_args(std::string_view slot) const {
+  return slot_args(true, slot);
+}
 std::optional<std::vector<std::string>> Op::output_args(std::string_view slot) const {
-  if (slots_in_wire_ && !decoded_slots_.load(std::memory_order_acquire)) {
-    if (!(wire_op_.output_names & slot_name_bit(slot))) return std::nullopt;
-    return wire_slot_args(wire_op_.bytes, /*input=*/false, slot);
-  }
-  if (const std::vector<std::string>* args = output(slot)) return *args;
-  return std::nullopt;
+  return slot_args(false, slot);
 }
 std::vector<std::string> Op::input_arg_names() const { return flatten(inputs()); }
 std::vector<std::string> Op::output_arg_names() const { return flatten(outputs()); }

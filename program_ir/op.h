@@ -165,6 +165,12 @@ class Op {
     bool operator==(const SlotLists&) const = default;
   };
   const SlotLists& slots() const;
+  // The slots are still only wire_op_'s bytes (has_input and the like
+  // read them there).
+  bool undecoded_wire_slots() const;
+  // False when the summary of the slots' names rules `slot` out.
+  bool wire_may_have_slot(bool input, std::string_view slot) const;
+  std::optional<std::vector<std::string>> slot_args(bool input, std::string_view slot) const;
   void own_slots();  // decodes the slots into slots_ for editing
   void drop_decoded();
 
