@@ -530,20 +530,16 @@ std::string serialize_program_proto(const Program& program) {
 namespace proto_write {
 
 std::string_view encode_op_desc(const Op& op, std::shared_ptr<char[]>& storage) {
-  // The op's length and its slots' and attributes' (a dozen or so for the
-  // ops a rewrite adds).
-  std::vector<uint64_t> sizes;
-  sizes.reserve(16);
-  SizeCounter counter(sizes);
-  write_op(counter, op);
-  const std::size_t total = counter.total();
-  constexpr std::size_t kSlack = 16;  // as serialize_program_proto's
-  storage = std::make_shared_for_overwrite<char[]>(total + kSlack);
-  StreamWriter out(storage.get(), total + kSlack, sizes);
-  write_op(out, op);
-  check_written(out.finish(), total);
+  // One pass, lengths filled in place (a rewrite's new ops are a few hundred
+  // bytes), then one allocation of the exact size.
+  std::string bytes;
+  bytes.reserve(512);
+  wire::Writer w(bytes);
+  write_op(w, op);
+  storage = std::make_shared_for_overwrite<char[]>(bytes.size());
+  std::memcpy(storage.get(), bytes.data(), bytes.size());
   // The bytes are the ops field of a BlockDesc: its key, its length, the OpDesc.
-  wire::Reader r(std::string_view(storage.get(), total), 0);
+  wire::Reader r(std::string_view(storage.get(), bytes.size()), 0);
   r.read_tag();
   return r.read_bytes();
 }
