@@ -50,11 +50,19 @@ TEST(OpPacking, APackedOpReadsTheSameThroughEveryAccessor) {
   const Op source = sample_op();
   const Op packed = packed_op(source);
   EXPECT_EQ(packed.type, "c_allreduce_sum");
+  // Slots asked for one at a time read the bytes (before anything decodes
+  // them), then the decoded lists.
+  EXPECT_TRUE(packed.has_input("X"));
+  EXPECT_FALSE(packed.has_input("Y"));
+  EXPECT_TRUE(packed.has_output("Out"));
+  EXPECT_FALSE(packed.has_output("X"));
+  EXPECT_EQ(packed.input_args("X"), std::vector<std::string>{"fc_0.w_0@GRAD"});
+  EXPECT_EQ(packed.output_args("Out"), std::vector<std::string>{"fc_0.w_0@GRAD"});
+  EXPECT_EQ(packed.input_args("Out"), std::nullopt);
   EXPECT_EQ(packed.inputs(), source.inputs());
   EXPECT_EQ(packed.outputs(), source.outputs());
   EXPECT_TRUE(packed.has_input("X"));
   EXPECT_FALSE(packed.has_input("Y"));
-  EXPECT_TRUE(packed.has_output("Out"));
   ASSERT_NE(packed.input("X"), nullptr);
   EXPECT_EQ(*packed.input("X"), std::vector<std::string>{"fc_0.w_0@GRAD"});
   EXPECT_EQ(get_op_role(packed), op_role::kBackward);
