@@ -165,11 +165,17 @@ Op adopt_encoded_op(std::string_view bytes, const Op& encoded, const InputOwner&
   Reader r(bytes, 0);
   std::string_view type_bytes;
   AttrFields attr_fields;
+  uint64_t input_names = 0, output_names = 0;
+  const SourceLocation place;  // the bytes are good: nothing fails here
   while (!r.done()) {
     const std::size_t start = r.position();
     const Tag tag = r.read_tag();
     if (tag.field == fl::op::kType) {
       type_bytes = r.read_bytes();
+    } else if (tag.field == fl::op::kInputs || tag.field == fl::op::kOutputs) {
+      // The slots' names, summed up as parse_op sums them.
+      const std::string_view name = read_wire_slot(Reader(r.read_bytes(), 0), place, nullptr);
+      (tag.field == fl::op::kInputs ? input_names : output_names) |= slot_name_bit(name);
     } else if (tag.field == fl::op::kAttrs) {
       // The writer puts an Attr's name first.
       Reader attr(r.read_bytes(), 0);
@@ -180,9 +186,6 @@ Op adopt_encoded_op(std::string_view bytes, const Op& encoded, const InputOwner&
     }
   }
   keep_attrs(op, Reader(bytes, 0), attr_fields, input);
-  uint64_t input_names = 0, output_names = 0;
-  for (const Slot& slot : encoded.inputs()) input_names |= slot_name_bit(slot.name);
-  for (const Slot& slot : encoded.outputs()) output_names |= slot_name_bit(slot.name);
   op.set_wire_op(WireOp{.bytes = bytes, .owner = input.owner, .type = type_bytes,
                         .is_target = op.is_target, .is_target_explicit = op.is_target_explicit,
                         .input_names = input_names, .output_names = output_names});
