@@ -1,6 +1,9 @@
 #include "program_ir/block.h"
 
 #include <algorithm>
+#include <mutex>
+
+#include "program_ir/error.h"
 
 namespace ctp {
 
@@ -8,7 +11,7 @@ Block::Block(const Block& other)
     : idx(other.idx), parent_idx(other.parent_idx),
       forward_block_idx(other.forward_block_idx),
       forward_block_idx_explicit(other.forward_block_idx_explicit),
-      unknown_fields(other.unknown_fields), vars_(other.vars_), ops_(other.ops_) {
+      unknown_fields(other.unknown_fields), vars_(other.vars()), ops_(other.ops_) {
   rebuild_index();
 }
 
@@ -20,10 +23,89 @@ Block& Block::operator=(const Block& other) {
   return *this;
 }
 
-void Block::rebuild_index() {
+void Block::rebuild_index() const {
   var_index_.clear();
   var_index_.reserve(vars_.size());
   for (auto it = vars_.begin(); it != vars_.end(); ++it) var_index_.try_emplace(it);
+}
+
+void Block::decode_all_vars() const {
+  if (!has_wire_vars()) return;  // another caller decoded them meanwhile
+  std::list<Var> all = wire_vars_->take_all();
+  all.splice(all.end(), vars_);
+  vars_.swap(all);
+  rebuild_index();
+  wire_vars_->retire();
+}
+
+const std::list<Var>& Block::vars() const {
+  if (has_wire_vars()) {
+    std::lock_guard lock(wire_vars_->mutex());
+    decode_all_vars();
+  }
+  return vars_;
+}
+
+std::list<Var>& Block::mutable_vars() {
+  vars();
+  wire_vars_.reset();
+  return vars_;
+}
+
+std::size_t Block::var_count() const {
+  if (has_wire_vars()) {
+    std::lock_guard lock(wire_vars_->mutex());
+    if (has_wire_vars()) return wire_vars_->live_count() + vars_.size();
+  }
+  return vars_.size();
+}
+
+namespace {
+
+Block::VarEntry entry_of(const WireVars& wire, std::size_t i) {
+  if (const Var* var = wire.decoded(i)) return Block::VarEntry::of(*var);
+  const WireVar& r = wire.record(i);
+  return {r.name, nullptr, r.bytes, r.persistable, r.is_parameter, r.is_distributed};
+}
+
+}  // namespace
+
+void Block::for_each_var(const std::function<void(const VarEntry&)>& visit) const {
+  std::unique_lock<std::mutex> lock;
+  if (has_wire_vars()) lock = std::unique_lock(wire_vars_->mutex());
+  if (has_wire_vars()) {
+    const WireVars& wire = *wire_vars_;
+    for (std::size_t i = 0; i < wire.size(); ++i)
+      if (!wire.removed(i)) visit(entry_of(wire, i));
+  }
+  for (const Var& var : vars_) visit(VarEntry::of(var));
+}
+
+std::optional<Block::VarEntry> Block::find_var_entry(std::string_view name) const {
+  std::unique_lock<std::mutex> lock;
+  if (has_wire_vars()) lock = std::unique_lock(wire_vars_->mutex());
+  if (has_wire_vars()) {
+    const std::size_t i = wire_vars_->find(name);
+    if (i != WireVars::npos) return entry_of(*wire_vars_, i);
+  }
+  const VarIndex::Node* node = var_index_.find(name);
+  if (!node) return std::nullopt;
+  return VarEntry::of(**node);
+}
+
+void Block::adopt_wire_vars(std::unique_ptr<WireVars> vars) {
+  if (!vars_.empty() || wire_vars_)
+    throw Error("internal error: adopt_wire_vars on a block with vars");
+  wire_vars_ = std::move(vars);
+}
+
+Var* Block::find_var_locked(std::string_view name) const {
+  if (has_wire_vars()) {
+    const std::size_t i = wire_vars_->find(name);
+    if (i != WireVars::npos) return &wire_vars_->decode(i);
+  }
+  const VarIndex::Node* node = var_index_.find(name);
+  return node ? &**node : nullptr;
 }
 
 Var& Block::add_var(Var var) {
@@ -34,6 +116,10 @@ Var& Block::add_var(Var var) {
 }
 
 std::pair<Var&, bool> Block::emplace_var(Var var) {
+  if (has_wire_vars()) {
+    const std::size_t i = wire_vars_->find(var.name);
+    if (i != WireVars::npos) return {wire_vars_->decode(i), false};
+  }
   // The var goes into the list first, so that the index's key can view its
   // name there; it comes out again when the name is taken.
   auto node = vars_.insert(vars_.end(), std::move(var));
@@ -43,6 +129,7 @@ std::pair<Var&, bool> Block::emplace_var(Var var) {
 }
 
 bool Block::splice_vars(std::list<Var>& nodes) {
+  if (has_wire_vars()) mutable_vars();
   while (!nodes.empty()) {
     const auto node = nodes.begin();
     vars_.splice(vars_.end(), nodes, node);
@@ -55,11 +142,14 @@ bool Block::splice_vars(std::list<Var>& nodes) {
 }
 
 Var* Block::find_var(std::string_view name) {
-  const VarIndex::Node* node = var_index_.find(name);
-  return node ? &**node : nullptr;
+  return find_var_locked(name);  // a non-const call runs alone
 }
 
 const Var* Block::find_var(std::string_view name) const {
+  if (has_wire_vars()) {
+    std::lock_guard lock(wire_vars_->mutex());
+    return find_var_locked(name);
+  }
   const VarIndex::Node* node = var_index_.find(name);
   return node ? &**node : nullptr;
 }
@@ -70,10 +160,18 @@ Var& Block::var(std::string_view name) {
 }
 
 const Var& Block::var(std::string_view name) const {
-  return const_cast<Block*>(this)->var(name);
+  if (const Var* v = find_var(name)) return *v;
+  throw Error(SourceLocation{.block = idx, .var_name = std::string(name)}, "is not declared");
 }
 
 bool Block::remove_var(std::string_view name) {
+  if (has_wire_vars()) {
+    const std::size_t i = wire_vars_->find(name);
+    if (i != WireVars::npos) {
+      wire_vars_->remove(i);
+      return true;
+    }
+  }
   const std::optional<VarIndex::Node> node = var_index_.erase(name);
   if (!node) return false;
   vars_.erase(*node);
@@ -84,7 +182,7 @@ bool Block::operator==(const Block& other) const {
   return idx == other.idx && parent_idx == other.parent_idx &&
          forward_block_idx == other.forward_block_idx &&
          forward_block_idx_explicit == other.forward_block_idx_explicit &&
-         unknown_fields == other.unknown_fields && vars_ == other.vars_ &&
+         unknown_fields == other.unknown_fields && vars() == other.vars() &&
          ops_ == other.ops_;
 }
 

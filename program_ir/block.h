@@ -1,10 +1,18 @@
 // A block of a program: its vars (ordered, found by name in O(1)) and its
 // ops (a linked list, so inserting or erasing at a handle is O(1) and every
 // other handle stays valid; a rewrite over a whole block is linear).
+//
+// A block read from protobuf with an owner of the input holds its vars as
+// their VarDesc bytes (wire_vars.h): find_var decodes the one asked for,
+// for_each_var walks them without decoding, the writer copies the bytes of
+// those never decoded, and vars() decodes them all, once. Const calls are
+// safe beside each other, as for an op's attributes.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +22,7 @@
 #include "program_ir/unknown_fields.h"
 #include "program_ir/var.h"
 #include "program_ir/var_index.h"
+#include "program_ir/wire_vars.h"
 
 namespace ctp {
 
@@ -56,12 +65,37 @@ class Block {
   // Throws ctp::Error naming the block and the var when it is missing.
   Var& var(std::string_view name);
   const Var& var(std::string_view name) const;
-  bool has_var(std::string_view name) const { return find_var(name) != nullptr; }
+  bool has_var(std::string_view name) const { return find_var_entry(name).has_value(); }
   bool remove_var(std::string_view name);
-  std::size_t var_count() const { return vars_.size(); }
+  std::size_t var_count() const;
   // Iteration in declaration order: for (const Var& v : block.vars()).
-  const std::list<Var>& vars() const { return vars_; }
-  std::list<Var>& mutable_vars() { return vars_; }  // do not rename or add through this
+  // Decodes the vars still held as bytes (all of them, once).
+  const std::list<Var>& vars() const;
+  std::list<Var>& mutable_vars();  // do not rename or add through this
+
+  // A var as for_each_var and find_var_entry show it: decoded, or still
+  // the VarDesc bytes it was read from, with what a rewrite asks of most
+  // vars it looks up (a name that exists, whether it is distributed) and a
+  // whole-block walk of every var. Valid while the var is declared.
+  struct VarEntry {
+    std::string_view name;
+    const Var* var;          // nullptr while the var is still bytes
+    std::string_view bytes;  // its VarDesc fields, while var is nullptr
+    bool persistable;
+    bool is_parameter;
+    bool is_distributed;
+    static VarEntry of(const Var& var) {
+      return {var.name, &var, {}, var.persistable, var.is_parameter, var.is_distributed};
+    }
+  };
+  // Every var in declaration order, decoding none. `visit` must not call
+  // the block (it may hold the block's lock).
+  void for_each_var(const std::function<void(const VarEntry&)>& visit) const;
+  // The var named `name`, decoding nothing; nullopt when it is not declared.
+  std::optional<VarEntry> find_var_entry(std::string_view name) const;
+  // For the protobuf reader, on a block without vars: `vars` become the
+  // block's vars (their names already indexed, none twice).
+  void adopt_wire_vars(std::unique_ptr<WireVars> vars);
 
   // --- ops ---
   OpList& ops() { return ops_; }
@@ -78,12 +112,23 @@ class Block {
   bool operator==(const Block& other) const;
 
  private:
-  void rebuild_index();
+  void rebuild_index() const;
+  // Whether vars are still held as bytes; then const calls hold
+  // wire_vars_->mutex().
+  bool has_wire_vars() const { return wire_vars_ && wire_vars_->active(); }
+  // Decodes the vars still held as bytes into vars_, in order (the caller
+  // holds the mutex).
+  void decode_all_vars() const;
+  Var* find_var_locked(std::string_view name) const;
 
-  std::list<Var> vars_;
+  // The vars decoded (the last of them, in order, when wire_vars_ holds
+  // others; mutable: a const call decodes them).
+  mutable std::list<Var> vars_;
   // Keyed by the names in vars_: a list node never moves, and no var is
   // renamed in place, so each entry's name lives as long as the entry.
-  VarIndex var_index_;
+  mutable VarIndex var_index_;
+  // The vars read as bytes and not yet all decoded; they come before vars_.
+  std::unique_ptr<WireVars> wire_vars_;
   OpList ops_;
 };
 

@@ -11,6 +11,7 @@
 #include <exception>
 #include <functional>
 #include <list>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "program_ir/framework_fields.h"
 #include "program_ir/proto_read_parts.h"
 #include "program_ir/wire_read.h"
+#include "program_ir/wire_vars.h"
 
 namespace ctp::proto_read {
 namespace {
@@ -64,32 +66,48 @@ void parse_chunk(const std::vector<Message>& messages, std::size_t from, std::si
   }
 }
 
+// How many chunks `threads` threads cut `n` messages into.
+std::size_t chunk_count(std::size_t n, unsigned threads) {
+  constexpr std::size_t kChunksPerThread = 8;
+  return threads <= 1 ? 1 : std::max<std::size_t>(1, std::min(n, threads * kChunksPerThread));
+}
+
+// Runs work(c, from, to) for each of `chunks` chunks of `n` messages on
+// `threads` threads (the calling thread and threads - 1 others), which take
+// chunks in turn, so that a thread slowed down takes fewer. The calling
+// thread runs beside() first, when given, while the others start.
+template <typename Work>
+void run_chunks(std::size_t n, std::size_t chunks, unsigned threads, const Work& work,
+                const std::function<void()>& beside) {
+  std::atomic<std::size_t> next{0};
+  auto take_chunks = [&] {
+    for (std::size_t c = next++; c < chunks; c = next++)
+      work(c, n * c / chunks, n * (c + 1) / chunks);
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads && t < chunks; ++t) helpers.emplace_back(take_chunks);
+  if (beside) beside();
+  take_chunks();
+  for (std::thread& t : helpers) t.join();
+}
+
 // Parses every message into one list in file order, on `threads` threads
-// (the calling thread and threads - 1 others), which take chunks of the
-// messages in turn, so that a thread slowed down takes fewer. The calling
-// thread runs beside() first, when given, while the others start parsing.
+// (run_chunks).
 template <typename T, typename Parse>
 std::list<T> parse_all(const std::vector<Message>& messages, unsigned threads,
                        const SourceLocation& place, int64_t SourceLocation::*ordinal,
                        const Parse& parse, Failure& failure,
                        const std::function<void()>& beside = nullptr) {
-  constexpr std::size_t kChunksPerThread = 8;
   const std::size_t n = messages.size();
-  const std::size_t chunks =
-      threads <= 1 ? 1 : std::max<std::size_t>(1, std::min(n, threads * kChunksPerThread));
+  const std::size_t chunks = chunk_count(n, threads);
   std::vector<std::list<T>> parts(chunks);
   std::vector<Failure> failures(chunks);
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t c = next++; c < chunks; c = next++)
-      parse_chunk(messages, n * c / chunks, n * (c + 1) / chunks, place, ordinal, parse,
-                  parts[c], failures[c]);
-  };
-  std::vector<std::thread> helpers;
-  for (unsigned t = 1; t < threads && t < chunks; ++t) helpers.emplace_back(work);
-  if (beside) beside();
-  work();
-  for (std::thread& t : helpers) t.join();
+  run_chunks(
+      n, chunks, threads,
+      [&](std::size_t c, std::size_t from, std::size_t to) {
+        parse_chunk(messages, from, to, place, ordinal, parse, parts[c], failures[c]);
+      },
+      beside);
   for (std::size_t c = 1; c < chunks; ++c) parts[0].splice(parts[0].end(), parts[c]);
   for (const Failure& f : failures)
     if (f.error) failure.keep(f.at, f.error);
@@ -151,6 +169,63 @@ void add_vars(Block& block, std::list<Var>& vars, const std::vector<Message>& me
                std::make_exception_ptr(Error(place, "declared twice in the block")));
 }
 
+// A VarDesc the reader checked, decoded again (WireVars::Decode).
+Var decode_checked_var(std::string_view bytes) {
+  SourceLocation place;
+  return parse_var(Reader(bytes, 0), place);
+}
+
+// With an owner of the input, the vars stay their bytes (wire_vars.h): each
+// is parsed here only to check it and to note its name and flags.
+std::vector<WireVar> check_vars(const std::vector<Message>& messages, unsigned threads,
+                                const SourceLocation& block_place, Failure& failure) {
+  const std::size_t n = messages.size();
+  const std::size_t chunks = chunk_count(n, threads);
+  std::vector<WireVar> records(n);
+  std::vector<Failure> failures(chunks);
+  run_chunks(
+      n, chunks, threads,
+      [&](std::size_t c, std::size_t from, std::size_t to) {
+        SourceLocation place = block_place;
+        for (std::size_t i = from; i < to; ++i) {
+          place.var = static_cast<int64_t>(i);
+          try {
+            WireVar& record = records[i];
+            const Var var = parse_var(messages[i].reader(), place, &record.name);
+            place.var_name.clear();
+            record.bytes = messages[i].bytes;
+            record.persistable = var.persistable;
+            record.is_parameter = var.is_parameter;
+            record.is_distributed = var.is_distributed;
+          } catch (...) {
+            failures[c].note(messages[i].base);
+            return;
+          }
+        }
+      },
+      nullptr);
+  for (const Failure& f : failures)
+    if (f.error) failure.keep(f.at, f.error);
+  return records;
+}
+
+// Indexes the checked vars by name and gives them to the block; a name
+// declared twice fails at the later.
+void adopt_vars(Block& block, std::vector<WireVar> records, const std::vector<Message>& messages,
+                const InputOwner& input, const SourceLocation& block_place, Failure& failure) {
+  auto vars = std::make_unique<WireVars>(std::move(records), input.owner, decode_checked_var);
+  const std::size_t twice = vars->index_names();
+  if (twice != WireVars::npos) {
+    SourceLocation place = block_place;
+    place.var = static_cast<int64_t>(twice);
+    place.var_name = vars->record(twice).name;
+    failure.keep(messages[twice].base,
+                 std::make_exception_ptr(Error(place, "declared twice in the block")));
+    return;
+  }
+  block.adopt_wire_vars(std::move(vars));
+}
+
 // Below this many vars and ops a block is read on the calling thread alone.
 constexpr std::size_t kParallelFrom = 8192;
 
@@ -177,9 +252,18 @@ Block parse_block(Reader r, SourceLocation& place, const InputOwner& input, unsi
     at.op_type.clear();
     return op;
   };
-  std::list<Var> vars =
-      parse_all<Var>(found.vars, threads, place, &SourceLocation::var, parse_one_var, failure);
-  auto index_vars = [&] { add_vars(block, vars, found.vars, place, failure); };
+  std::list<Var> vars;
+  std::vector<WireVar> wire_vars;
+  if (input.owner)
+    wire_vars = check_vars(found.vars, threads, place, failure);
+  else
+    vars = parse_all<Var>(found.vars, threads, place, &SourceLocation::var, parse_one_var, failure);
+  auto index_vars = [&] {
+    if (input.owner)
+      adopt_vars(block, std::move(wire_vars), found.vars, input, place, failure);
+    else
+      add_vars(block, vars, found.vars, place, failure);
+  };
   // The other threads start on the ops while this one indexes the vars.
   std::list<Op> ops = parse_all<Op>(found.ops, threads, place, &SourceLocation::op, parse_one_op,
                                     failure, index_vars);

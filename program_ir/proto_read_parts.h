@@ -27,8 +27,9 @@ inline void leave_attr(SourceLocation& place) {
   place.attr_name.clear();
 }
 
-// One VarDesc; malformed bytes raise ctp::Error naming `place`.
-Var parse_var(wire::Reader r, SourceLocation& place);
+// One VarDesc; malformed bytes raise ctp::Error naming `place`. With
+// `name_bytes`, also where the name lies in the input.
+Var parse_var(wire::Reader r, SourceLocation& place, std::string_view* name_bytes = nullptr);
 // One OpDesc; malformed bytes raise ctp::Error naming `place`.
 Op parse_op(wire::Reader r, SourceLocation& place, const InputOwner& input);
 // The OpDesc `bytes` this process encoded from `encoded`, which has no

@@ -195,14 +195,16 @@ void read_flag(Reader& r, const Tag& tag, std::size_t start, const char* name, b
 
 }  // namespace
 
-Var parse_var(Reader r, SourceLocation& place) {
+Var parse_var(Reader r, SourceLocation& place, std::string_view* name_bytes) {
   Var var;
   bool has_name = false, has_type = false;
   guarded(place, [&] {
     Reader scan = r;
     for_each_field(scan, [&](const Tag& tag, std::size_t start) {
       if (tag.field == fl::var::kName) {
-        var.name = read_bytes_field(scan, tag, start, "name");
+        const std::string_view name = read_bytes_field(scan, tag, start, "name");
+        if (name_bytes) *name_bytes = name;
+        var.name = name;
         place.var_name = var.name;
         has_name = true;
       } else {

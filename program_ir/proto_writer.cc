@@ -240,10 +240,14 @@ void write_block(Out& w, const Block& block) {
   w.int32_field(fl::block::kIdx, block.idx);
   unknown.before_known();
   w.int32_field(fl::block::kParentIdx, block.parent_idx);
-  for (const Var& var : block.vars()) {
+  // A var never decoded since it was read goes back as its bytes.
+  block.for_each_var([&](const Block::VarEntry& var) {
     unknown.before_known();
-    write_var(w, var);
-  }
+    if (var.var)
+      write_var(w, *var.var);
+    else
+      w.bytes_field(fl::block::kVars, var.bytes);
+  });
   for (const Op& op : block.ops()) {
     unknown.before_known();
     write_op(w, op);

@@ -48,12 +48,15 @@ void append_param_broadcast(Block& block, int nrings, const ParameterSet& parame
   int ring_id = -1;
   std::optional<std::string> last_param;
   for (const std::string& name : parameters.names) {
-    const Var& var = *block.find_var(name);
-    last_param = var.name;
-    if (var.is_distributed) continue;
+    const std::optional<Block::VarEntry> var = block.find_var_entry(name);
+    if (!var)
+      throw Error(SourceLocation{.pass = std::string(pass), .block = block.idx, .var_name = name},
+                  "parameter is not declared in the startup program");
+    last_param = name;
+    if (var->is_distributed) continue;
     ring_id = (ring_id + 1) % nrings;
-    block.append_op(make_op(std::string(broadcast.type), {{std::string(broadcast.input), {var.name}}},
-                            {{std::string(broadcast.output), {var.name}}},
+    block.append_op(make_op(std::string(broadcast.type), {{std::string(broadcast.input), {name}}},
+                            {{std::string(broadcast.output), {name}}},
                             {{"ring_id", Attribute(ring_id)},
                              {"root", Attribute(0)},
                              {kOpRoleAttr, Attribute(op_role::kForward)}}));
@@ -100,19 +103,22 @@ void insert_grad_collectives(Block& block, int nrings, const GradCollective& col
   for_each_grad_op(block, pass, WalkOrder::kLastFirst, [&](const GradOp& op) {
     std::optional<Block::OpHandle> calc_sync;
     for (const ParamGrad& pair : op.pairs) {
-      const Var& param = op.param(pair);
-      if (collective.on_param) collective.on_param(pair, param);
-      const Var& grad = op.grad(pair);
-      last_grad = grad.name;
-      if (param.is_distributed) continue;
+      // The vars' entries: the walk needs no more of most of them than that
+      // they exist and whether the param is distributed (a var read from a
+      // file then stays its bytes).
+      const bool distributed = op.param_entry(pair).is_distributed;
+      if (collective.on_param) collective.on_param(pair, op.param(pair));
+      op.grad_entry(pair);
+      last_grad = pair.grad;
+      if (distributed) continue;
       if (!calc_sync)
         calc_sync = block.insert_op_after(
-            op.handle, make_in_place_op("c_sync_calc_stream", grad.name,
+            op.handle, make_in_place_op("c_sync_calc_stream", pair.grad,
                                         {{kOpRoleAttr, Attribute(op_role::kBackward)}}));
       // Every collective goes right after the sync, so an op's grads come out
       // in reverse pair order, as the reference's fixed insert index makes them.
       ring_id = (ring_id + 1) % nrings;
-      block.insert_op_after(*calc_sync, collective.make_op(pair, grad, ring_id));
+      block.insert_op_after(*calc_sync, collective.make_op(pair, ring_id));
     }
   });
   if (last_grad) insert_comm_syncs_before_optimizer(block, nrings, *last_grad, pass);
@@ -120,8 +126,8 @@ void insert_grad_collectives(Block& block, int nrings, const GradCollective& col
 
 void insert_grad_allreduce(Block& block, int nrings, std::string_view pass) {
   GradCollective allreduce;
-  allreduce.make_op = [](const ParamGrad&, const Var& grad, int ring_id) {
-    return make_in_place_op("c_allreduce_sum", grad.name,
+  allreduce.make_op = [](const ParamGrad& pair, int ring_id) {
+    return make_in_place_op("c_allreduce_sum", pair.grad,
                             {{"ring_id", Attribute(ring_id)},
                              {kOpRoleAttr, Attribute(op_role::kBackward)}});
   };

@@ -47,8 +47,9 @@ void insert_loss_grad_scale(Block& block, float scale, std::string_view pass);
 struct GradCollective {
   // Called for every pair once its param is read, distributed or not.
   std::function<void(const ParamGrad& pair, const Var& param)> on_param;
-  // The collective op for a non-distributed grad on ring `ring_id`.
-  std::function<Op(const ParamGrad& pair, const Var& grad, int ring_id)> make_op;
+  // The collective op for a non-distributed grad (pair.grad, declared) on
+  // ring `ring_id`.
+  std::function<Op(const ParamGrad& pair, int ring_id)> make_op;
 };
 
 // After each backward op with op_role_var, c_sync_calc_stream on its first

@@ -35,8 +35,8 @@ void insert_grad_allgather(Block& block, int nrings, int allgather_ranks, OpDial
                pass);
   };
   const OpSpelling spelling = spell(dialect, "c_allgather");
-  allgather.make_op = [&](const ParamGrad& pair, const Var& grad, int ring_id) {
-    return make_op(std::string(spelling.type), {{std::string(spelling.input), {grad.name}}},
+  allgather.make_op = [&](const ParamGrad& pair, int ring_id) {
+    return make_op(std::string(spelling.type), {{std::string(spelling.input), {pair.grad}}},
                    {{std::string(spelling.output), {allgather_name(pair.param)}}},
                    {{"nranks", Attribute(allgather_ranks)},
                     {"ring_id", Attribute(ring_id)},

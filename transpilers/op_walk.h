@@ -33,6 +33,13 @@ struct GradOp {
   const Var& grad(const ParamGrad& pair) const {
     return require_var(site, pair.grad, "op_role_var grad");
   }
+  // The same lookups, decoding nothing (Block::find_var_entry).
+  Block::VarEntry param_entry(const ParamGrad& pair) const {
+    return require_var_entry(site, pair.param, "op_role_var param");
+  }
+  Block::VarEntry grad_entry(const ParamGrad& pair) const {
+    return require_var_entry(site, pair.grad, "op_role_var grad");
+  }
 };
 
 enum class WalkOrder { kLastFirst, kFirstLast };

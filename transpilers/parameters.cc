@@ -25,10 +25,13 @@ ParamSource parse_param_source(std::string_view name) {
 
 namespace {
 
+// The walks below decode no var (Block::for_each_var): a block read from a
+// file holds most of its vars as bytes, and a rewrite needs few of them.
 ParameterSet marked_parameters(const Block& startup) {
   ParameterSet set{.source = ParamSource::kMarked};
-  for (const Var& var : startup.vars())
-    if (var.is_parameter) set.names.push_back(var.name);
+  startup.for_each_var([&](const Block::VarEntry& var) {
+    if (var.is_parameter) set.names.emplace_back(var.name);
+  });
   return set;
 }
 
@@ -42,13 +45,17 @@ ParameterSet optimizer_parameters(const Block& startup, const Block& main) {
     }
   }
   ParameterSet set{.source = ParamSource::kOptimizer};
-  for (const Var& var : startup.vars())
-    if (params.count(var.name)) set.names.push_back(var.name);
-  for (const Var& var : main.vars()) {
-    if (!params.count(var.name) || startup.find_var(var.name)) continue;
-    set.names.push_back(var.name);
-    set.undeclared.push_back(var);
-  }
+  startup.for_each_var([&](const Block::VarEntry& var) {
+    if (params.count(std::string(var.name))) set.names.emplace_back(var.name);
+  });
+  const std::size_t startup_count = set.names.size();
+  main.for_each_var([&](const Block::VarEntry& var) {
+    const std::string name(var.name);
+    if (params.count(name) && !startup.find_var(name)) set.names.push_back(name);
+  });
+  // After the walk, which holds the block's lock while vars are bytes.
+  for (std::size_t i = startup_count; i < set.names.size(); ++i)
+    set.undeclared.push_back(main.var(set.names[i]));
   return set;
 }
 

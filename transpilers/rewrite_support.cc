@@ -26,10 +26,25 @@ SourceLocation OpSite::location() const {
 
 void OpSite::fail(std::string what) const { throw Error(location(), std::move(what)); }
 
-const Var& require_var(const OpSite& site, const std::string& name, std::string_view role) {
-  if (const Var* v = site.block.find_var(name)) return *v;
+namespace {
+
+[[noreturn]] void fail_undeclared(const OpSite& site, const std::string& name,
+                                  std::string_view role) {
   site.fail(std::string(role) + " '" + name + "' is not declared in block " +
             std::to_string(site.block.idx));
+}
+
+}  // namespace
+
+const Var& require_var(const OpSite& site, const std::string& name, std::string_view role) {
+  if (const Var* v = site.block.find_var(name)) return *v;
+  fail_undeclared(site, name, role);
+}
+
+Block::VarEntry require_var_entry(const OpSite& site, const std::string& name,
+                                  std::string_view role) {
+  if (std::optional<Block::VarEntry> v = site.block.find_var_entry(name)) return *v;
+  fail_undeclared(site, name, role);
 }
 
 std::optional<int64_t> op_role_at(const OpSite& site) {

@@ -32,6 +32,10 @@ struct OpSite {
 // ctp::Error naming the site, the role of the name (e.g. "op_role_var param")
 // and the var when the block does not declare it.
 const Var& require_var(const OpSite& site, const std::string& name, std::string_view role);
+// require_var's lookup and error, decoding nothing (Block::find_var_entry):
+// for a rewrite that needs no more than the name and is_distributed.
+Block::VarEntry require_var_entry(const OpSite& site, const std::string& name,
+                                  std::string_view role);
 
 // The op's role bits (nullopt without op_role) and op_role_var pairs, with
 // errors that name the site.

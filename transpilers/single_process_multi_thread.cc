@@ -19,7 +19,7 @@ int count_update_params(Block& block, std::string_view pass) {
   int count = 0;
   for_each_grad_op(block, pass, WalkOrder::kLastFirst, [&](const GradOp& op) {
     for (const ParamGrad& pair : op.pairs)
-      if (!op.param(pair).is_distributed) ++count;
+      if (!op.param_entry(pair).is_distributed) ++count;
   });
   return count;
 }

@@ -1,0 +1,95 @@
+// The vars of a block read from protobuf, held as their VarDesc bytes until
+// something asks for one (issue 15): a rewrite looks up its parameters and
+// gradients, a few in a hundred of a large program's vars, and the writer
+// copies the others back as they came. A var decoded from its bytes is a
+// full Var, kept for good (the reference stays valid and edits stick).
+//
+// Block owns one of these while it has vars still held as bytes (block.h)
+// and turns them all into Vars, in order, when its whole var list is asked
+// for (Block::vars()).
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "program_ir/var.h"
+
+namespace ctp {
+
+// One var as the reader found it.
+struct WireVar {
+  std::string_view bytes;  // the VarDesc message's fields (checked)
+  std::string_view name;   // within `bytes`
+  // What a whole-block walk asks of every var (the parameters of a
+  // program), noted by the reader so that the walk decodes nothing.
+  bool persistable = false;
+  bool is_parameter = false;
+  bool is_distributed = false;
+};
+
+class WireVars {
+ public:
+  // Decodes checked VarDesc bytes (the reader's parser).
+  using Decode = Var (*)(std::string_view bytes);
+  static constexpr std::size_t npos = SIZE_MAX;
+
+  // `owner` keeps every record's bytes alive.
+  WireVars(std::vector<WireVar> records, std::shared_ptr<const void> owner, Decode decode);
+  WireVars(const WireVars&) = delete;
+  WireVars& operator=(const WireVars&) = delete;
+
+  // Indexes the records by name: the position of the first record whose
+  // name an earlier record has, or npos when every name is new.
+  std::size_t index_names();
+
+  // Whether records remain (take_all has not run): safe beside const
+  // callers that hold mutex().
+  bool active() const { return active_.load(std::memory_order_acquire); }
+  std::size_t size() const { return records_.size(); }
+  std::size_t live_count() const { return live_; }
+  const WireVar& record(std::size_t i) const { return records_[i]; }
+  bool removed(std::size_t i) const { return state_[i].removed; }
+  // The record named `name` (not removed), or npos.
+  std::size_t find(std::string_view name) const;
+  // The record's Var, decoded on first use (nullptr until then). Callers
+  // that may run beside others (const calls of a block) hold mutex().
+  Var* decoded(std::size_t i) const { return state_[i].var; }
+  Var& decode(std::size_t i) const;
+  // Drops the record (and its Var, when decoded).
+  void remove(std::size_t i);
+  // Every record not removed, as Vars in order (decoded ones keep their
+  // nodes, so references to them stay valid). Leaves this empty; the
+  // caller holds mutex() when const callers may run beside, and retire()s
+  // this once the Vars are in their place.
+  std::list<Var> take_all();
+  void retire() { active_.store(false, std::memory_order_release); }
+
+  // Guards decoding for const callers of a block (block.h).
+  std::mutex& mutex() const { return mutex_; }
+
+ private:
+  struct State {
+    Var* var = nullptr;
+    std::list<Var>::iterator node{};
+    bool removed = false;
+  };
+  std::vector<WireVar> records_;
+  std::vector<State> state_;
+  // Open addressing over the records: (32-bit hash << 32) | (record + 1),
+  // 0 for an empty entry; a power of two in size, at most half full. Built
+  // once; a removed record stays in it (find skips it).
+  std::vector<uint64_t> index_;
+  std::shared_ptr<const void> owner_;
+  Decode decode_;
+  std::size_t live_ = 0;
+  std::atomic<bool> active_{true};
+  mutable std::list<Var> decoded_;
+  mutable std::mutex mutex_;
+};
+
+}  // namespace ctp
