@@ -64,8 +64,9 @@ namespace {
 
 Block::VarEntry entry_of(const WireVars& wire, std::size_t i) {
   if (const Var* var = wire.decoded(i)) return Block::VarEntry::of(*var);
-  const WireVar& r = wire.record(i);
-  return {r.name, nullptr, r.bytes, r.persistable, r.is_parameter, r.is_distributed};
+  const WireVarFlags flags = wire.flags(i);
+  return {wire.name(i), nullptr, wire.bytes(i), flags.persistable, flags.is_parameter,
+          flags.is_distributed};
 }
 
 }  // namespace

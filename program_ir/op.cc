@@ -42,6 +42,19 @@ WireAttrs WireAttrs::copied(std::string_view fields, uint32_t count, bool names_
                    .names_lead = names_lead};
 }
 
+namespace {
+
+const std::vector<NamedAttribute> kNoAttrs;
+
+}  // namespace
+
+Op::Op(std::string op_type, std::vector<Slot> in, std::vector<Slot> out,
+       std::vector<NamedAttribute> attributes)
+    : type(std::move(op_type)) {
+  if (!in.empty() || !out.empty()) slots_ = new SlotLists{std::move(in), std::move(out)};
+  if (!attributes.empty()) attrs_ = new std::vector<NamedAttribute>(std::move(attributes));
+}
+
 const std::vector<std::string>* Op::input(std::string_view slot) const {
   return find_slot(inputs(), slot);
 }
@@ -55,7 +68,7 @@ void Op::set_output(std::string_view slot, std::vector<std::string> args) {
   put_slot(mutable_outputs(), slot, std::move(args));
 }
 bool Op::undecoded_wire_slots() const {
-  return slots_in_wire_ && !decoded_slots_.load(std::memory_order_acquire);
+  return slots_in_wire_ && !slots_.load(std::memory_order_acquire);
 }
 bool Op::wire_may_have_slot(bool input, std::string_view slot) const {
   return (input ? wire_op_.input_names : wire_op_.output_names) & slot_name_bit(slot);
@@ -89,45 +102,53 @@ std::vector<std::string> Op::input_arg_names() const { return flatten(inputs());
 std::vector<std::string> Op::output_arg_names() const { return flatten(outputs()); }
 
 const Op::SlotLists& Op::slots() const {
-  if (!slots_in_wire_) return slots_;
-  if (const auto* decoded = decoded_slots_.load(std::memory_order_acquire)) return *decoded;
+  static const SlotLists kNoSlots;
+  if (const auto* lists = slots_.load(std::memory_order_acquire)) return *lists;
+  if (!slots_in_wire_) return kNoSlots;
   // As attrs(): the first thread to publish its decoded copy wins.
   auto mine = std::make_unique<SlotLists>();
   decode_wire_slots(wire_op_.bytes, mine->inputs, mine->outputs);
   SlotLists* expected = nullptr;
-  if (decoded_slots_.compare_exchange_strong(expected, mine.get(), std::memory_order_acq_rel,
-                                             std::memory_order_acquire))
+  if (slots_.compare_exchange_strong(expected, mine.get(), std::memory_order_acq_rel,
+                                     std::memory_order_acquire))
     return *mine.release();
   return *expected;
 }
 
+void Op::drop_wire_op() {
+  // The attributes' bytes may lie in the OpDesc's: they keep its owner.
+  if (!wire_.empty() && !wire_.owner) wire_.owner = std::move(wire_op_.owner);
+  wire_op_ = {};
+}
+
 void Op::own_slots() {
   if (slots_in_wire_) {
-    std::unique_ptr<SlotLists> decoded(decoded_slots_.exchange(nullptr, std::memory_order_acq_rel));
-    if (decoded) {
-      slots_ = std::move(*decoded);
-    } else {
-      slots_ = {};
-      decode_wire_slots(wire_op_.bytes, slots_.inputs, slots_.outputs);
+    if (!slots_.load(std::memory_order_acquire)) {
+      auto decoded = std::make_unique<SlotLists>();
+      decode_wire_slots(wire_op_.bytes, decoded->inputs, decoded->outputs);
+      slots_.store(decoded.release(), std::memory_order_release);
     }
     slots_in_wire_ = false;
   }
-  wire_op_ = {};
+  if (!slots_.load(std::memory_order_relaxed)) slots_.store(new SlotLists);
+  drop_wire_op();
 }
 
 std::vector<Slot>& Op::mutable_inputs() {
   own_slots();
-  return slots_.inputs;
+  return slots_.load(std::memory_order_relaxed)->inputs;
 }
 std::vector<Slot>& Op::mutable_outputs() {
   own_slots();
-  return slots_.outputs;
+  return slots_.load(std::memory_order_relaxed)->outputs;
 }
 
 void Op::set_wire_op(WireOp wire) {
-  delete decoded_slots_.exchange(nullptr, std::memory_order_acq_rel);
-  slots_ = {};
+  delete slots_.exchange(nullptr, std::memory_order_acq_rel);
+  drop_wire_op();
   slots_in_wire_ = !wire.empty();
+  // Attributes read from the same bytes need no owner of their own.
+  if (wire_.owner && wire_.owner == wire.owner) wire_.owner.reset();
   wire_op_ = std::move(wire);
 }
 
@@ -140,21 +161,28 @@ std::optional<std::string_view> Op::unchanged_wire_bytes() const {
   return wire_op_.bytes;
 }
 
+// A copy decodes nothing: an op still holding bytes shares them, and one
+// holding its own lists gets copies of them.
 Op::Op(const Op& other)
     : type(other.type), is_target(other.is_target),
-      is_target_explicit(other.is_target_explicit), unknown_fields(other.unknown_fields),
-      slots_(other.slots_), slots_in_wire_(other.slots_in_wire_), wire_op_(other.wire_op_),
-      attrs_(other.attrs_), wire_(other.wire_) {}
+      is_target_explicit(other.is_target_explicit), slots_in_wire_(other.slots_in_wire_),
+      unknown_fields(other.unknown_fields), wire_op_(other.wire_op_), wire_(other.wire_) {
+  if (!slots_in_wire_)
+    if (const SlotLists* lists = other.slots_.load(std::memory_order_acquire))
+      slots_ = new SlotLists(*lists);
+  if (wire_.empty())
+    if (const auto* list = other.attrs_.load(std::memory_order_acquire))
+      attrs_ = new std::vector<NamedAttribute>(*list);
+}
 
 Op::Op(Op&& other) noexcept
     : type(std::move(other.type)), is_target(other.is_target),
       is_target_explicit(other.is_target_explicit),
-      unknown_fields(std::move(other.unknown_fields)), slots_(std::move(other.slots_)),
       slots_in_wire_(std::exchange(other.slots_in_wire_, false)),
-      wire_op_(std::exchange(other.wire_op_, {})),
-      decoded_slots_(other.decoded_slots_.exchange(nullptr, std::memory_order_acq_rel)),
-      attrs_(std::move(other.attrs_)), wire_(std::exchange(other.wire_, {})),
-      decoded_(other.decoded_.exchange(nullptr, std::memory_order_acq_rel)) {}
+      unknown_fields(std::move(other.unknown_fields)),
+      slots_(other.slots_.exchange(nullptr, std::memory_order_acq_rel)),
+      attrs_(other.attrs_.exchange(nullptr, std::memory_order_acq_rel)),
+      wire_op_(std::exchange(other.wire_op_, {})), wire_(std::exchange(other.wire_, {})) {}
 
 Op& Op::operator=(const Op& other) {
   if (this != &other) *this = Op(other);
@@ -167,50 +195,49 @@ Op& Op::operator=(Op&& other) noexcept {
   is_target = other.is_target;
   is_target_explicit = other.is_target_explicit;
   unknown_fields = std::move(other.unknown_fields);
-  slots_ = std::move(other.slots_);
+  drop_lists();
+  slots_.store(other.slots_.exchange(nullptr, std::memory_order_acq_rel),
+               std::memory_order_release);
+  attrs_.store(other.attrs_.exchange(nullptr, std::memory_order_acq_rel),
+               std::memory_order_release);
   slots_in_wire_ = std::exchange(other.slots_in_wire_, false);
   wire_op_ = std::exchange(other.wire_op_, {});
-  attrs_ = std::move(other.attrs_);
   wire_ = std::exchange(other.wire_, {});
-  drop_decoded();
-  decoded_slots_.store(other.decoded_slots_.exchange(nullptr, std::memory_order_acq_rel),
-                       std::memory_order_release);
-  decoded_.store(other.decoded_.exchange(nullptr, std::memory_order_acq_rel),
-                 std::memory_order_release);
   return *this;
 }
 
-Op::~Op() { drop_decoded(); }
+Op::~Op() { drop_lists(); }
 
-void Op::drop_decoded() {
-  delete decoded_.exchange(nullptr, std::memory_order_acq_rel);
-  delete decoded_slots_.exchange(nullptr, std::memory_order_acq_rel);
+void Op::drop_lists() {
+  delete attrs_.exchange(nullptr, std::memory_order_acq_rel);
+  delete slots_.exchange(nullptr, std::memory_order_acq_rel);
 }
 
 const std::vector<NamedAttribute>& Op::attrs() const {
-  if (wire_.empty()) return attrs_;
-  if (const auto* decoded = decoded_.load(std::memory_order_acquire)) return *decoded;
+  if (const auto* list = attrs_.load(std::memory_order_acquire)) return *list;
+  if (wire_.empty()) return kNoAttrs;
   // Several threads may decode at once; the first to publish wins and the
   // others drop their copy.
   auto mine = std::make_unique<std::vector<NamedAttribute>>(decode_wire_attrs(wire_));
   std::vector<NamedAttribute>* expected = nullptr;
-  if (decoded_.compare_exchange_strong(expected, mine.get(), std::memory_order_acq_rel,
-                                       std::memory_order_acquire))
+  if (attrs_.compare_exchange_strong(expected, mine.get(), std::memory_order_acq_rel,
+                                     std::memory_order_acquire))
     return *mine.release();
   return *expected;
 }
 
 std::vector<NamedAttribute>& Op::mutable_attrs() {
   if (!wire_.empty()) {
-    std::unique_ptr<std::vector<NamedAttribute>> decoded(
-        decoded_.exchange(nullptr, std::memory_order_acq_rel));
-    attrs_ = decoded ? std::move(*decoded) : decode_wire_attrs(wire_);
+    if (!attrs_.load(std::memory_order_acquire))
+      attrs_.store(new std::vector<NamedAttribute>(decode_wire_attrs(wire_)),
+                   std::memory_order_release);
     wire_ = {};
   }
+  if (!attrs_.load(std::memory_order_relaxed)) attrs_.store(new std::vector<NamedAttribute>);
   // The op is no longer the bytes it was read from (its slots, still valid
   // views, are kept: own_slots decodes them).
   if (!wire_op_.empty()) own_slots();
-  return attrs_;
+  return *attrs_.load(std::memory_order_relaxed);
 }
 
 const Attribute* Op::attr(std::string_view name) const {
@@ -220,7 +247,7 @@ const Attribute* Op::attr(std::string_view name) const {
 }
 
 std::optional<Attribute> Op::attr_value(std::string_view name) const {
-  if (wire_.empty() || decoded_.load(std::memory_order_acquire)) {
+  if (wire_.empty() || attrs_.load(std::memory_order_acquire)) {
     const Attribute* a = attr(name);
     return a ? std::optional<Attribute>(*a) : std::nullopt;
   }
@@ -253,8 +280,7 @@ bool Op::remove_attr(std::string_view name) {
 }
 
 void Op::set_wire_attrs(WireAttrs wire) {
-  delete decoded_.exchange(nullptr, std::memory_order_acq_rel);
-  attrs_.clear();
+  delete attrs_.exchange(nullptr, std::memory_order_acq_rel);
   wire_ = std::move(wire);
 }
 

@@ -40,13 +40,13 @@ struct WireAttrs {
   // asks every op for both, and then reads one message instead of looking.
   static constexpr uint32_t kAbsent = UINT32_MAX;
   bool roles_noted = false;
-  uint32_t op_role_at = kAbsent;
-  uint32_t op_role_var_at = kAbsent;
   // op_role's value, when the reader decoded it (an INT or LONG, as Paddle
   // writes it): a rewrite reads every op's role, and then touches no op's
   // bytes, which lie far apart in a large input (a cache miss each).
   enum class RoleKind : uint8_t { kNotDecoded, kInt, kLong };
   RoleKind op_role_kind = RoleKind::kNotDecoded;
+  uint32_t op_role_at = kAbsent;
+  uint32_t op_role_var_at = kAbsent;
   int64_t op_role_value = 0;
   bool empty() const { return count == 0; }
   // Fields held in a string of their own.
@@ -82,14 +82,18 @@ class Op {
   // The file wrote is_target although it is false (proto2 presence; see
   // Var::ExplicitDefaults).
   bool is_target_explicit = false;
+
+ private:
+  // Here, beside the public flags, where it takes no room of its own.
+  bool slots_in_wire_ = false;
+
+ public:
   UnknownFields unknown_fields;  // OpDesc fields ctp does not know
 
   Op() = default;
   explicit Op(std::string op_type) : type(std::move(op_type)) {}
   Op(std::string op_type, std::vector<Slot> in, std::vector<Slot> out,
-     std::vector<NamedAttribute> attributes = {})
-      : type(std::move(op_type)), slots_{std::move(in), std::move(out)},
-        attrs_(std::move(attributes)) {}
+     std::vector<NamedAttribute> attributes = {});
   Op(const Op& other);
   Op(Op&& other) noexcept;
   Op& operator=(const Op& other);
@@ -172,17 +176,24 @@ class Op {
   bool wire_may_have_slot(bool input, std::string_view slot) const;
   std::optional<std::vector<std::string>> slot_args(bool input, std::string_view slot) const;
   void own_slots();  // decodes the slots into slots_ for editing
-  void drop_decoded();
+  void drop_wire_op();
+  void drop_lists();
 
-  SlotLists slots_;  // unless slots_in_wire_
-  // The slots are still wire_op_'s bytes (decoded_slots_ once read).
-  bool slots_in_wire_ = false;
+  // A large program holds a few hundred thousand ops, nearly all of them
+  // read from a file or packed, so what only an op built or edited in
+  // memory needs lives behind a pointer (issue 15: 192 bytes an op, where
+  // lists held inline made 280).
+  //
+  // The slots: while slots_in_wire_, the list decoded from wire_op_ (set
+  // once, by the first reader; nullptr until then); otherwise the op's own
+  // lists (nullptr: none).
+  mutable std::atomic<SlotLists*> slots_{nullptr};
+  // The attributes, likewise: decoded from wire_ while it is not empty.
+  mutable std::atomic<std::vector<NamedAttribute>*> attrs_{nullptr};
   WireOp wire_op_;
-  mutable std::atomic<SlotLists*> decoded_slots_{nullptr};
-  std::vector<NamedAttribute> attrs_;
+  // Its owner is empty when wire_op_'s owner keeps its bytes alive (the
+  // reader's and packed ops' attributes lie in their OpDesc's bytes).
   WireAttrs wire_;
-  // attrs() of an op with wire attributes: set once, by the first reader.
-  mutable std::atomic<std::vector<NamedAttribute>*> decoded_{nullptr};
 };
 
 }  // namespace ctp

@@ -177,11 +177,12 @@ Var decode_checked_var(std::string_view bytes) {
 
 // With an owner of the input, the vars stay their bytes (wire_vars.h): each
 // is parsed here only to check it and to note its name and flags.
-std::vector<WireVar> check_vars(const std::vector<Message>& messages, unsigned threads,
-                                const SourceLocation& block_place, Failure& failure) {
+std::unique_ptr<WireVars> check_vars(const std::vector<Message>& messages, unsigned threads,
+                                     const InputOwner& input, const SourceLocation& block_place,
+                                     Failure& failure) {
   const std::size_t n = messages.size();
   const std::size_t chunks = chunk_count(n, threads);
-  std::vector<WireVar> records(n);
+  auto vars = std::make_unique<WireVars>(n, input.owner, decode_checked_var);
   std::vector<Failure> failures(chunks);
   run_chunks(
       n, chunks, threads,
@@ -190,13 +191,11 @@ std::vector<WireVar> check_vars(const std::vector<Message>& messages, unsigned t
         for (std::size_t i = from; i < to; ++i) {
           place.var = static_cast<int64_t>(i);
           try {
-            WireVar& record = records[i];
-            const Var var = parse_var(messages[i].reader(), place, &record.name);
+            std::string_view name;
+            const Var var = parse_var(messages[i].reader(), place, &name);
             place.var_name.clear();
-            record.bytes = messages[i].bytes;
-            record.persistable = var.persistable;
-            record.is_parameter = var.is_parameter;
-            record.is_distributed = var.is_distributed;
+            vars->set(i, messages[i].bytes, name,
+                      WireVarFlags{var.persistable, var.is_parameter, var.is_distributed});
           } catch (...) {
             failures[c].note(messages[i].base);
             return;
@@ -206,19 +205,19 @@ std::vector<WireVar> check_vars(const std::vector<Message>& messages, unsigned t
       nullptr);
   for (const Failure& f : failures)
     if (f.error) failure.keep(f.at, f.error);
-  return records;
+  return vars;
 }
 
 // Indexes the checked vars by name and gives them to the block; a name
 // declared twice fails at the later.
-void adopt_vars(Block& block, std::vector<WireVar> records, const std::vector<Message>& messages,
-                const InputOwner& input, const SourceLocation& block_place, Failure& failure) {
-  auto vars = std::make_unique<WireVars>(std::move(records), input.owner, decode_checked_var);
+void adopt_vars(Block& block, std::unique_ptr<WireVars> vars,
+                const std::vector<Message>& messages, const SourceLocation& block_place,
+                Failure& failure) {
   const std::size_t twice = vars->index_names();
   if (twice != WireVars::npos) {
     SourceLocation place = block_place;
     place.var = static_cast<int64_t>(twice);
-    place.var_name = vars->record(twice).name;
+    place.var_name = vars->name(twice);
     failure.keep(messages[twice].base,
                  std::make_exception_ptr(Error(place, "declared twice in the block")));
     return;
@@ -253,14 +252,14 @@ Block parse_block(Reader r, SourceLocation& place, const InputOwner& input, unsi
     return op;
   };
   std::list<Var> vars;
-  std::vector<WireVar> wire_vars;
+  std::unique_ptr<WireVars> wire_vars;
   if (input.owner)
-    wire_vars = check_vars(found.vars, threads, place, failure);
+    wire_vars = check_vars(found.vars, threads, input, place, failure);
   else
     vars = parse_all<Var>(found.vars, threads, place, &SourceLocation::var, parse_one_var, failure);
   auto index_vars = [&] {
     if (input.owner)
-      adopt_vars(block, std::move(wire_vars), found.vars, input, place, failure);
+      adopt_vars(block, std::move(wire_vars), found.vars, place, failure);
     else
       add_vars(block, vars, found.vars, place, failure);
   };

@@ -21,12 +21,9 @@
 
 namespace ctp {
 
-// One var as the reader found it.
-struct WireVar {
-  std::string_view bytes;  // the VarDesc message's fields (checked)
-  std::string_view name;   // within `bytes`
-  // What a whole-block walk asks of every var (the parameters of a
-  // program), noted by the reader so that the walk decodes nothing.
+// What the reader notes of a var, and what a whole-block walk asks of every
+// var (the parameters of a program), so that the walk decodes nothing.
+struct WireVarFlags {
   bool persistable = false;
   bool is_parameter = false;
   bool is_distributed = false;
@@ -38,11 +35,15 @@ class WireVars {
   using Decode = Var (*)(std::string_view bytes);
   static constexpr std::size_t npos = SIZE_MAX;
 
-  // `owner` keeps every record's bytes alive.
-  WireVars(std::vector<WireVar> records, std::shared_ptr<const void> owner, Decode decode);
+  // Room for `count` records, which the reader then fills (set); `owner`
+  // keeps their bytes alive.
+  WireVars(std::size_t count, std::shared_ptr<const void> owner, Decode decode);
   WireVars(const WireVars&) = delete;
   WireVars& operator=(const WireVars&) = delete;
 
+  // Record i: a VarDesc's fields (checked) and its name within them. The
+  // reader's threads may set different records at once.
+  void set(std::size_t i, std::string_view bytes, std::string_view name, WireVarFlags flags);
   // Indexes the records by name: the position of the first record whose
   // name an earlier record has, or npos when every name is new.
   std::size_t index_names();
@@ -52,13 +53,18 @@ class WireVars {
   bool active() const { return active_.load(std::memory_order_acquire); }
   std::size_t size() const { return records_.size(); }
   std::size_t live_count() const { return live_; }
-  const WireVar& record(std::size_t i) const { return records_[i]; }
-  bool removed(std::size_t i) const { return state_[i].removed; }
+  std::string_view bytes(std::size_t i) const { return records_[i].bytes(); }
+  std::string_view name(std::size_t i) const { return records_[i].name(); }
+  WireVarFlags flags(std::size_t i) const { return records_[i].flags; }
+  bool removed(std::size_t i) const { return records_[i].removed; }
   // The record named `name` (not removed), or npos.
   std::size_t find(std::string_view name) const;
   // The record's Var, decoded on first use (nullptr until then). Callers
   // that may run beside others (const calls of a block) hold mutex().
-  Var* decoded(std::size_t i) const { return state_[i].var; }
+  Var* decoded(std::size_t i) const {
+    const Record& r = records_[i];
+    return r.node == decoded_.end() ? nullptr : &*r.node;
+  }
   Var& decode(std::size_t i) const;
   // Drops the record (and its Var, when decoded).
   void remove(std::size_t i);
@@ -73,13 +79,20 @@ class WireVars {
   std::mutex& mutex() const { return mutex_; }
 
  private:
-  struct State {
-    Var* var = nullptr;
-    std::list<Var>::iterator node{};
+  // 32 bytes: a large program has hundreds of thousands.
+  struct Record {
+    const char* data = nullptr;  // the VarDesc's fields
+    uint32_t size = 0;
+    uint32_t name_offset = 0;  // the name, within them
+    uint32_t name_size = 0;
+    WireVarFlags flags;
     bool removed = false;
+    std::list<Var>::iterator node;  // in decoded_; decoded_.end() until decoded
+    std::string_view bytes() const { return {data, size}; }
+    std::string_view name() const { return {data + name_offset, name_size}; }
   };
-  std::vector<WireVar> records_;
-  std::vector<State> state_;
+  mutable std::list<Var> decoded_;  // before records_: their nodes point into it
+  std::vector<Record> records_;
   // Open addressing over the records: (32-bit hash << 32) | (record + 1),
   // 0 for an empty entry; a power of two in size, at most half full. Built
   // once; a removed record stays in it (find skips it).
@@ -88,7 +101,6 @@ class WireVars {
   Decode decode_;
   std::size_t live_ = 0;
   std::atomic<bool> active_{true};
-  mutable std::list<Var> decoded_;
   mutable std::mutex mutex_;
 };
 

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <set>
 #include <thread>
@@ -202,6 +203,44 @@ TEST(OpWireBytes, ACopiedOpOutlivesItsProgram) {
   one.blocks.emplace_back(0, -1);
   one.global_block().append_op(kept.back());
   EXPECT_EQ(serialize_program_proto(one), expected);
+}
+
+// An op read with an owner holds that owner once, for its OpDesc: its
+// attribute bytes lie inside and need no share of their own. When a slot
+// edit lets the OpDesc go, the attributes keep the owner: an edited copy
+// still decodes and writes them after the program and every other holder
+// of the input are gone (ASan sees a dangling read).
+TEST(OpWireBytes, AnEditedCopyKeepsItsAttributeBytesAlive) {
+  std::vector<Op> kept;
+  std::weak_ptr<std::string> watch;
+  {
+    auto owner = std::make_shared<std::string>(program_of({odd_order_op()}));
+    watch = owner;
+    const Program owned = parse_program_proto(*owner, "owned.pb", ProtoReadOptions{.owner = owner});
+    kept.push_back(owned.global_block().ops().front());
+    kept.push_back(owned.global_block().ops().front());
+    kept.push_back(owned.global_block().ops().front());
+  }
+  EXPECT_FALSE(watch.expired());  // the ops hold the input
+  kept[0].set_input("X", {"w"});
+  kept[1].mutable_outputs().push_back({"Extra", {"e"}});
+  kept[2].set_output("Out", {"z2"});
+  EXPECT_FALSE(watch.expired());  // none holds its OpDesc now
+  for (const Op& op : kept) {
+    EXPECT_FALSE(op.unchanged_wire_bytes().has_value());
+    EXPECT_TRUE(op.has_attr("axis"));
+    EXPECT_EQ(op.attr_value("axis"), Attribute(int32_t{-1}));
+    ASSERT_EQ(op.attrs().size(), 2u);
+    EXPECT_EQ(op.attrs()[0].name, "op_role");
+  }
+  Program rebuilt;
+  rebuilt.blocks.emplace_back(0, -1);
+  for (const Op& op : kept) rebuilt.global_block().append_op(op);
+  const Program back = parse_program_proto(serialize_program_proto(rebuilt), "back.pb");
+  EXPECT_EQ(back, rebuilt);
+  kept.clear();
+  rebuilt = Program();
+  EXPECT_TRUE(watch.expired());  // and let it go with the last of them
 }
 
 // An op with a field ctp does not know, or with attributes split by another
