@@ -155,7 +155,7 @@ void Op::set_wire_op(WireOp wire) {
 std::optional<std::string_view> Op::unchanged_wire_bytes() const {
   // Slot and attribute edits drop wire_op_ (own_slots, mutable_attrs); the
   // public fields are compared with what the bytes say.
-  if (wire_op_.empty() || type != wire_op_.type || is_target != wire_op_.is_target ||
+  if (wire_op_.empty() || type != wire_op_.type() || is_target != wire_op_.is_target ||
       is_target_explicit != wire_op_.is_target_explicit || !unknown_fields.empty())
     return std::nullopt;
   return wire_op_.bytes;

@@ -61,17 +61,25 @@ struct WireAttrs {
 struct WireOp {
   std::string_view bytes;  // the OpDesc message's fields
   std::shared_ptr<const void> owner;
-  // What the bytes say of the fields Op keeps as public members, so that a
-  // change to them is seen when the op is written.
-  std::string_view type;
-  bool is_target = false;
-  bool is_target_explicit = false;
   // A summary of the slots' names, a bit each (slot_name_bit, wire_slots.h):
   // asking for a slot the op lacks then seldom reads its bytes (a rewrite
   // asks every op whether it has Param, Grad and LearningRate). Whoever
   // makes a WireOp fills them (the reader and packed_op do).
   uint64_t input_names = 0;
   uint64_t output_names = 0;
+  // What the bytes say of the fields Op keeps as public members, so that a
+  // change to them is seen when the op is written: the type as where it
+  // lies in `bytes` (set_type; 8 bytes where a view took 16).
+  uint32_t type_at = 0;
+  uint32_t type_size = 0;
+  bool is_target = false;
+  bool is_target_explicit = false;
+  std::string_view type() const { return bytes.substr(type_at, type_size); }
+  // `type` lies within `bytes`.
+  void set_type(std::string_view type) {
+    type_at = static_cast<uint32_t>(type.data() - bytes.data());
+    type_size = static_cast<uint32_t>(type.size());
+  }
   bool empty() const { return bytes.empty(); }
 };
 

@@ -42,6 +42,19 @@ struct AttrFields {
 
 // The op's attributes, checked already: kept as their bytes when they are
 // one run, else decoded (`r` reads the whole OpDesc again).
+// What an op read from `bytes` (or packed into them) keeps of them.
+WireOp wire_op_of(std::string_view bytes, const InputOwner& input, std::string_view type_bytes,
+                  const Op& op, uint64_t input_names, uint64_t output_names) {
+  WireOp wire{.bytes = bytes,
+              .owner = input.owner,
+              .input_names = input_names,
+              .output_names = output_names,
+              .is_target = op.is_target,
+              .is_target_explicit = op.is_target_explicit};
+  wire.set_type(type_bytes);
+  return wire;
+}
+
 void keep_attrs(Op& op, Reader r, const AttrFields& fields, const InputOwner& input) {
   if (fields.count == 0) return;
   if (fields.one_run) {
@@ -145,10 +158,7 @@ Op parse_op(Reader r, SourceLocation& place, const InputOwner& input) {
     if (!keep_bytes) return;
     const std::string_view bytes = whole.span(0, whole.remaining());
     if (op.unknown_fields.empty() && attr_fields.one_run) {
-      op.set_wire_op(WireOp{.bytes = bytes, .owner = input.owner, .type = type_bytes,
-                            .is_target = op.is_target,
-                            .is_target_explicit = op.is_target_explicit,
-                            .input_names = input_names, .output_names = output_names});
+      op.set_wire_op(wire_op_of(bytes, input, type_bytes, op, input_names, output_names));
     } else {
       decode_wire_slots(bytes, op.mutable_inputs(), op.mutable_outputs());
     }
@@ -186,9 +196,7 @@ Op adopt_encoded_op(std::string_view bytes, const Op& encoded, const InputOwner&
     }
   }
   keep_attrs(op, Reader(bytes, 0), attr_fields, input);
-  op.set_wire_op(WireOp{.bytes = bytes, .owner = input.owner, .type = type_bytes,
-                        .is_target = op.is_target, .is_target_explicit = op.is_target_explicit,
-                        .input_names = input_names, .output_names = output_names});
+  op.set_wire_op(wire_op_of(bytes, input, type_bytes, op, input_names, output_names));
   return op;
 }
 
