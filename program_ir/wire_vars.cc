@@ -15,7 +15,7 @@ uint32_t hash32(std::string_view name) {
 }  // namespace
 
 WireVars::WireVars(std::size_t count, std::shared_ptr<const void> owner, Decode decode)
-    : records_(count, Record{.node = decoded_.end()}), owner_(std::move(owner)),
+    : records_(count), owner_(std::move(owner)),
       decode_(decode), live_(count) {}
 
 void WireVars::set(std::size_t i, std::string_view bytes, std::string_view name,
@@ -25,7 +25,9 @@ void WireVars::set(std::size_t i, std::string_view bytes, std::string_view name,
   r.size = static_cast<uint32_t>(bytes.size());
   r.name_offset = static_cast<uint32_t>(name.data() - bytes.data());
   r.name_size = static_cast<uint32_t>(name.size());
-  r.flags = flags;
+  r.persistable = flags.persistable;
+  r.is_parameter = flags.is_parameter;
+  r.is_distributed = flags.is_distributed;
 }
 
 std::size_t WireVars::index_names() {
@@ -62,30 +64,39 @@ std::size_t WireVars::find(std::string_view name) const {
 
 Var& WireVars::decode(std::size_t i) const {
   Record& r = const_cast<Record&>(records_[i]);
-  if (r.node == decoded_.end()) r.node = decoded_.insert(decoded_.end(), decode_(r.bytes()));
-  return *r.node;
+  if (r.decoded) return *nodes_.find(i)->second;
+  const auto node = decoded_.insert(decoded_.end(), decode_(r.bytes()));
+  nodes_.emplace(i, node);
+  r.decoded = true;
+  return *node;
 }
 
 void WireVars::remove(std::size_t i) {
   Record& r = records_[i];
   if (r.removed) return;
-  if (r.node != decoded_.end()) decoded_.erase(r.node);
-  r.node = decoded_.end();
+  if (r.decoded) {
+    const auto found = nodes_.find(i);
+    decoded_.erase(found->second);
+    nodes_.erase(found);
+    r.decoded = false;
+  }
   r.removed = true;
   --live_;
 }
 
 std::list<Var> WireVars::take_all() {
   std::list<Var> all;
-  for (const Record& r : records_) {
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const Record& r = records_[i];
     if (r.removed) continue;
-    if (r.node != decoded_.end())
-      all.splice(all.end(), decoded_, r.node);
+    if (r.decoded)
+      all.splice(all.end(), decoded_, nodes_.find(i)->second);
     else
       all.push_back(decode_(r.bytes()));
   }
   std::vector<Record>().swap(records_);
   std::vector<uint64_t>().swap(index_);
+  nodes_.clear();
   owner_.reset();
   live_ = 0;
   return all;

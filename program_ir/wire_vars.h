@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "program_ir/var.h"
@@ -55,15 +56,17 @@ class WireVars {
   std::size_t live_count() const { return live_; }
   std::string_view bytes(std::size_t i) const { return records_[i].bytes(); }
   std::string_view name(std::size_t i) const { return records_[i].name(); }
-  WireVarFlags flags(std::size_t i) const { return records_[i].flags; }
+  WireVarFlags flags(std::size_t i) const {
+    const Record& r = records_[i];
+    return {r.persistable, r.is_parameter, r.is_distributed};
+  }
   bool removed(std::size_t i) const { return records_[i].removed; }
   // The record named `name` (not removed), or npos.
   std::size_t find(std::string_view name) const;
   // The record's Var, decoded on first use (nullptr until then). Callers
   // that may run beside others (const calls of a block) hold mutex().
   Var* decoded(std::size_t i) const {
-    const Record& r = records_[i];
-    return r.node == decoded_.end() ? nullptr : &*r.node;
+    return records_[i].decoded ? &*nodes_.find(i)->second : nullptr;
   }
   Var& decode(std::size_t i) const;
   // Drops the record (and its Var, when decoded).
@@ -79,20 +82,24 @@ class WireVars {
   std::mutex& mutex() const { return mutex_; }
 
  private:
-  // 32 bytes: a large program has hundreds of thousands.
+  // 24 bytes: a large program has hundreds of thousands.
   struct Record {
     const char* data = nullptr;  // the VarDesc's fields
     uint32_t size = 0;
     uint32_t name_offset = 0;  // the name, within them
     uint32_t name_size = 0;
-    WireVarFlags flags;
-    bool removed = false;
-    std::list<Var>::iterator node;  // in decoded_; decoded_.end() until decoded
+    bool persistable : 1 = false;
+    bool is_parameter : 1 = false;
+    bool is_distributed : 1 = false;
+    bool removed : 1 = false;
+    bool decoded : 1 = false;  // its Var is in nodes_
     std::string_view bytes() const { return {data, size}; }
     std::string_view name() const { return {data + name_offset, name_size}; }
   };
-  mutable std::list<Var> decoded_;  // before records_: their nodes point into it
   std::vector<Record> records_;
+  // The decoded records' Vars (a rewrite decodes few), by record.
+  mutable std::list<Var> decoded_;
+  mutable std::unordered_map<std::size_t, std::list<Var>::iterator> nodes_;
   // Open addressing over the records: (32-bit hash << 32) | (record + 1),
   // 0 for an empty entry; a power of two in size, at most half full. Built
   // once; a removed record stays in it (find skips it).
