@@ -12,11 +12,28 @@ uint32_t hash32(std::string_view name) {
   return static_cast<uint32_t>(h ^ (h >> 32));
 }
 
+// An index entry: record + 1 in the low bits, the hash's top bits above.
+template <typename Entry>
+struct EntryCodec {
+  static constexpr unsigned kRecordBits = sizeof(Entry) == 4 ? 24 : 32;
+  static constexpr Entry kRecordMask = (Entry{1} << kRecordBits) - 1;
+  static Entry tag(uint32_t hash) {
+    return static_cast<Entry>(static_cast<Entry>(hash) >> (32 - (8 * sizeof(Entry) - kRecordBits)))
+           << kRecordBits;
+  }
+  static Entry pack(uint32_t hash, std::size_t record) {
+    return tag(hash) | static_cast<Entry>(record + 1);
+  }
+  static bool tag_matches(Entry entry, uint32_t hash) {
+    return (entry & ~kRecordMask) == tag(hash);
+  }
+  static std::size_t record(Entry entry) { return (entry & kRecordMask) - 1; }
+};
+
 }  // namespace
 
 WireVars::WireVars(std::size_t count, std::shared_ptr<const void> owner, Decode decode)
-    : records_(count), owner_(std::move(owner)),
-      decode_(decode), live_(count) {}
+    : records_(count), owner_(std::move(owner)), decode_(decode), live_(count) {}
 
 void WireVars::set(std::size_t i, std::string_view bytes, std::string_view name,
                    WireVarFlags flags) {
@@ -30,35 +47,46 @@ void WireVars::set(std::size_t i, std::string_view bytes, std::string_view name,
   r.is_distributed = flags.is_distributed;
 }
 
-std::size_t WireVars::index_names() {
+template <typename Entry>
+std::size_t WireVars::index_into(std::vector<Entry>& index) {
+  using Codec = EntryCodec<Entry>;
   const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * records_.size(), 16));
-  index_.assign(capacity, 0);
+  index.assign(capacity, 0);
   const std::size_t mask = capacity - 1;
   for (std::size_t r = 0; r < records_.size(); ++r) {
     const std::string_view name = records_[r].name();
     const uint32_t hash = hash32(name);
     std::size_t i = hash & mask;
-    for (; index_[i] != 0; i = (i + 1) & mask) {
-      const uint64_t entry = index_[i];
-      if (static_cast<uint32_t>(entry >> 32) == hash &&
-          records_[static_cast<uint32_t>(entry) - 1].name() == name)
+    for (; index[i] != 0; i = (i + 1) & mask)
+      if (Codec::tag_matches(index[i], hash) && records_[Codec::record(index[i])].name() == name)
         return r;
-    }
-    index_[i] = (uint64_t{hash} << 32) | (r + 1);
+    index[i] = Codec::pack(hash, r);
+  }
+  return npos;
+}
+
+std::size_t WireVars::index_names(IndexWidth width) {
+  constexpr std::size_t kSmall = EntryCodec<uint32_t>::kRecordMask;  // record + 1 fits
+  if (width == IndexWidth::kFit && records_.size() < kSmall) return index_into(index32_);
+  return index_into(index64_);
+}
+
+template <typename Entry>
+std::size_t WireVars::find_in(const std::vector<Entry>& index, std::string_view name) const {
+  using Codec = EntryCodec<Entry>;
+  const std::size_t mask = index.size() - 1;
+  const uint32_t hash = hash32(name);
+  for (std::size_t i = hash & mask; index[i] != 0; i = (i + 1) & mask) {
+    if (!Codec::tag_matches(index[i], hash)) continue;
+    const std::size_t r = Codec::record(index[i]);
+    if (records_[r].name() == name) return records_[r].removed ? npos : r;
   }
   return npos;
 }
 
 std::size_t WireVars::find(std::string_view name) const {
-  if (index_.empty()) return npos;
-  const std::size_t mask = index_.size() - 1;
-  const uint32_t hash = hash32(name);
-  for (std::size_t i = hash & mask; index_[i] != 0; i = (i + 1) & mask) {
-    const uint64_t entry = index_[i];
-    if (static_cast<uint32_t>(entry >> 32) != hash) continue;
-    const std::size_t r = static_cast<uint32_t>(entry) - 1;
-    if (records_[r].name() == name) return records_[r].removed ? npos : r;
-  }
+  if (!index32_.empty()) return find_in(index32_, name);
+  if (!index64_.empty()) return find_in(index64_, name);
   return npos;
 }
 
@@ -95,7 +123,8 @@ std::list<Var> WireVars::take_all() {
       all.push_back(decode_(r.bytes()));
   }
   std::vector<Record>().swap(records_);
-  std::vector<uint64_t>().swap(index_);
+  std::vector<uint32_t>().swap(index32_);
+  std::vector<uint64_t>().swap(index64_);
   nodes_.clear();
   owner_.reset();
   live_ = 0;

@@ -46,8 +46,10 @@ class WireVars {
   // reader's threads may set different records at once.
   void set(std::size_t i, std::string_view bytes, std::string_view name, WireVarFlags flags);
   // Indexes the records by name: the position of the first record whose
-  // name an earlier record has, or npos when every name is new.
-  std::size_t index_names();
+  // name an earlier record has, or npos when every name is new. kWide takes
+  // the 64-bit entries whatever the count (tests reach them so).
+  enum class IndexWidth { kFit, kWide };
+  std::size_t index_names(IndexWidth width = IndexWidth::kFit);
 
   // Whether records remain (take_all has not run): safe beside const
   // callers that hold mutex().
@@ -100,10 +102,18 @@ class WireVars {
   // The decoded records' Vars (a rewrite decodes few), by record.
   mutable std::list<Var> decoded_;
   mutable std::unordered_map<std::size_t, std::list<Var>::iterator> nodes_;
-  // Open addressing over the records: (32-bit hash << 32) | (record + 1),
-  // 0 for an empty entry; a power of two in size, at most half full. Built
-  // once; a removed record stays in it (find skips it).
-  std::vector<uint64_t> index_;
+  // Open addressing over the records, a power of two in size and at most
+  // half full, built once (a removed record stays in it; find skips it).
+  // An entry is record + 1 (0: empty) under a tag of its name's hash, so
+  // that a probe reads a name only when the tags match: 8 bits of tag in 32
+  // while records fit in 24 bits (4 bytes an entry: a large block has
+  // hundreds of thousands of vars), else 32 bits of tag in 64.
+  std::vector<uint32_t> index32_;
+  std::vector<uint64_t> index64_;
+  template <typename Entry>
+  std::size_t index_into(std::vector<Entry>& index);
+  template <typename Entry>
+  std::size_t find_in(const std::vector<Entry>& index, std::string_view name) const;
   std::shared_ptr<const void> owner_;
   Decode decode_;
   std::size_t live_ = 0;
