@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <memory>
 
 namespace ctp {
 namespace {
@@ -78,8 +79,10 @@ std::size_t WireVars::find_in(const std::vector<Entry>& index, std::string_view 
   const uint32_t hash = hash32(name);
   for (std::size_t i = hash & mask; index[i] != 0; i = (i + 1) & mask) {
     if (!Codec::tag_matches(index[i], hash)) continue;
+    // A removed record's name matches nothing (the block may declare it
+    // again, outside the records).
     const std::size_t r = Codec::record(index[i]);
-    if (records_[r].name() == name) return records_[r].removed ? npos : r;
+    if (!records_[r].removed && records_[r].name() == name) return r;
   }
   return npos;
 }
@@ -90,22 +93,28 @@ std::size_t WireVars::find(std::string_view name) const {
   return npos;
 }
 
+WireVars::~WireVars() {
+  for (const Record& r : records_)
+    if (r.decoded) delete r.var;
+}
+
 Var& WireVars::decode(std::size_t i) const {
   Record& r = const_cast<Record&>(records_[i]);
-  if (r.decoded) return *nodes_.find(i)->second;
-  const auto node = decoded_.insert(decoded_.end(), decode_(r.bytes()));
-  nodes_.emplace(i, node);
-  r.decoded = true;
-  return *node;
+  if (!r.decoded) {
+    auto node = std::make_unique<std::list<Var>>();
+    node->push_back(decode_(r.bytes()));
+    r.var = node.release();
+    r.decoded = true;
+  }
+  return r.var->front();
 }
 
 void WireVars::remove(std::size_t i) {
   Record& r = records_[i];
   if (r.removed) return;
   if (r.decoded) {
-    const auto found = nodes_.find(i);
-    decoded_.erase(found->second);
-    nodes_.erase(found);
+    delete r.var;
+    r.data = nullptr;
     r.decoded = false;
   }
   r.removed = true;
@@ -114,18 +123,19 @@ void WireVars::remove(std::size_t i) {
 
 std::list<Var> WireVars::take_all() {
   std::list<Var> all;
-  for (std::size_t i = 0; i < records_.size(); ++i) {
-    const Record& r = records_[i];
+  for (Record& r : records_) {
     if (r.removed) continue;
-    if (r.decoded)
-      all.splice(all.end(), decoded_, nodes_.find(i)->second);
-    else
+    if (r.decoded) {
+      all.splice(all.end(), *r.var);
+      delete r.var;
+      r.decoded = false;
+    } else {
       all.push_back(decode_(r.bytes()));
+    }
   }
   std::vector<Record>().swap(records_);
   std::vector<uint32_t>().swap(index32_);
   std::vector<uint64_t>().swap(index64_);
-  nodes_.clear();
   owner_.reset();
   live_ = 0;
   return all;

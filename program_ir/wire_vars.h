@@ -15,7 +15,6 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "program_ir/var.h"
@@ -41,6 +40,7 @@ class WireVars {
   WireVars(std::size_t count, std::shared_ptr<const void> owner, Decode decode);
   WireVars(const WireVars&) = delete;
   WireVars& operator=(const WireVars&) = delete;
+  ~WireVars();
 
   // Record i: a VarDesc's fields (checked) and its name within them. The
   // reader's threads may set different records at once.
@@ -68,7 +68,8 @@ class WireVars {
   // The record's Var, decoded on first use (nullptr until then). Callers
   // that may run beside others (const calls of a block) hold mutex().
   Var* decoded(std::size_t i) const {
-    return records_[i].decoded ? &*nodes_.find(i)->second : nullptr;
+    const Record& r = records_[i];
+    return r.decoded ? &r.var->front() : nullptr;
   }
   Var& decode(std::size_t i) const;
   // Drops the record (and its Var, when decoded).
@@ -84,24 +85,30 @@ class WireVars {
   std::mutex& mutex() const { return mutex_; }
 
  private:
-  // 24 bytes: a large program has hundreds of thousands.
+  // 24 bytes: a large program has hundreds of thousands. A decoded
+  // record's Var lives in a list of its own (so that take_all splices it
+  // into place, node and all) in the place of its bytes, which nothing
+  // reads again: its name is then the Var's.
   struct Record {
-    const char* data = nullptr;  // the VarDesc's fields
+    union {
+      const char* data = nullptr;  // the VarDesc's fields
+      std::list<Var>* var;         // once decoded
+    };
     uint32_t size = 0;
-    uint32_t name_offset = 0;  // the name, within them
+    uint32_t name_offset = 0;  // the name, within the fields
     uint32_t name_size = 0;
     bool persistable : 1 = false;
     bool is_parameter : 1 = false;
     bool is_distributed : 1 = false;
     bool removed : 1 = false;
-    bool decoded : 1 = false;  // its Var is in nodes_
+    bool decoded : 1 = false;
     std::string_view bytes() const { return {data, size}; }
-    std::string_view name() const { return {data + name_offset, name_size}; }
+    std::string_view name() const {
+      return decoded ? std::string_view(var->front().name)
+                     : std::string_view(data + name_offset, name_size);
+    }
   };
   std::vector<Record> records_;
-  // The decoded records' Vars (a rewrite decodes few), by record.
-  mutable std::list<Var> decoded_;
-  mutable std::unordered_map<std::size_t, std::list<Var>::iterator> nodes_;
   // Open addressing over the records, a power of two in size and at most
   // half full, built once (a removed record stays in it; find skips it).
   // An entry is record + 1 (0: empty) under a tag of its name's hash, so
