@@ -189,7 +189,7 @@ class Op {
 
   // A large program holds a few hundred thousand ops, nearly all of them
   // read from a file or packed, so what only an op built or edited in
-  // memory needs lives behind a pointer (issue 15: 192 bytes an op, where
+  // memory needs lives behind a pointer (issue 15: 184 bytes an op, where
   // lists held inline made 280).
   //
   // The slots: while slots_in_wire_, the list decoded from wire_op_ (set
