@@ -38,9 +38,14 @@ void Block::decode_all_vars() const {
   wire_vars_->retire();
 }
 
+std::unique_lock<std::mutex> Block::lock_wire_vars() const {
+  if (!has_wire_vars()) return {};
+  return std::unique_lock(wire_vars_->mutex());
+}
+
 const std::list<Var>& Block::vars() const {
   if (has_wire_vars()) {
-    std::lock_guard lock(wire_vars_->mutex());
+    const auto lock = lock_wire_vars();
     decode_all_vars();
   }
   return vars_;
@@ -53,11 +58,8 @@ std::list<Var>& Block::mutable_vars() {
 }
 
 std::size_t Block::var_count() const {
-  if (has_wire_vars()) {
-    std::lock_guard lock(wire_vars_->mutex());
-    if (has_wire_vars()) return wire_vars_->live_count() + vars_.size();
-  }
-  return vars_.size();
+  const auto lock = lock_wire_vars();
+  return (has_wire_vars() ? wire_vars_->live_count() : 0) + vars_.size();
 }
 
 namespace {
@@ -72,8 +74,7 @@ Block::VarEntry entry_of(const WireVars& wire, std::size_t i) {
 }  // namespace
 
 void Block::for_each_var(const std::function<void(const VarEntry&)>& visit) const {
-  std::unique_lock<std::mutex> lock;
-  if (has_wire_vars()) lock = std::unique_lock(wire_vars_->mutex());
+  const auto lock = lock_wire_vars();
   if (has_wire_vars()) {
     const WireVars& wire = *wire_vars_;
     for (std::size_t i = 0; i < wire.size(); ++i)
@@ -83,12 +84,9 @@ void Block::for_each_var(const std::function<void(const VarEntry&)>& visit) cons
 }
 
 std::optional<Block::VarEntry> Block::find_var_entry(std::string_view name) const {
-  std::unique_lock<std::mutex> lock;
-  if (has_wire_vars()) lock = std::unique_lock(wire_vars_->mutex());
-  if (has_wire_vars()) {
-    const std::size_t i = wire_vars_->find(name);
-    if (i != WireVars::npos) return entry_of(*wire_vars_, i);
-  }
+  const auto lock = lock_wire_vars();
+  if (const std::size_t i = wire_var_index(name); i != WireVars::npos)
+    return entry_of(*wire_vars_, i);
   const VarIndex::Node* node = var_index_.find(name);
   if (!node) return std::nullopt;
   return VarEntry::of(**node);
@@ -101,10 +99,8 @@ void Block::adopt_wire_vars(std::unique_ptr<WireVars> vars) {
 }
 
 Var* Block::find_var_locked(std::string_view name) const {
-  if (has_wire_vars()) {
-    const std::size_t i = wire_vars_->find(name);
-    if (i != WireVars::npos) return &wire_vars_->decode(i);
-  }
+  if (const std::size_t i = wire_var_index(name); i != WireVars::npos)
+    return &wire_vars_->decode(i);
   const VarIndex::Node* node = var_index_.find(name);
   return node ? &**node : nullptr;
 }
@@ -117,10 +113,8 @@ Var& Block::add_var(Var var) {
 }
 
 std::pair<Var&, bool> Block::emplace_var(Var var) {
-  if (has_wire_vars()) {
-    const std::size_t i = wire_vars_->find(var.name);
-    if (i != WireVars::npos) return {wire_vars_->decode(i), false};
-  }
+  if (const std::size_t i = wire_var_index(var.name); i != WireVars::npos)
+    return {wire_vars_->decode(i), false};
   // The var goes into the list first, so that the index's key can view its
   // name there; it comes out again when the name is taken.
   auto node = vars_.insert(vars_.end(), std::move(var));
@@ -147,12 +141,8 @@ Var* Block::find_var(std::string_view name) {
 }
 
 const Var* Block::find_var(std::string_view name) const {
-  if (has_wire_vars()) {
-    std::lock_guard lock(wire_vars_->mutex());
-    return find_var_locked(name);
-  }
-  const VarIndex::Node* node = var_index_.find(name);
-  return node ? &**node : nullptr;
+  const auto lock = lock_wire_vars();
+  return find_var_locked(name);
 }
 
 Var& Block::var(std::string_view name) {
@@ -166,12 +156,9 @@ const Var& Block::var(std::string_view name) const {
 }
 
 bool Block::remove_var(std::string_view name) {
-  if (has_wire_vars()) {
-    const std::size_t i = wire_vars_->find(name);
-    if (i != WireVars::npos) {
-      wire_vars_->remove(i);
-      return true;
-    }
+  if (const std::size_t i = wire_var_index(name); i != WireVars::npos) {
+    wire_vars_->remove(i);
+    return true;
   }
   const std::optional<VarIndex::Node> node = var_index_.erase(name);
   if (!node) return false;

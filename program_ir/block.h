@@ -12,6 +12,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -119,6 +120,13 @@ class Block {
   // Decodes the vars still held as bytes into vars_, in order (the caller
   // holds the mutex).
   void decode_all_vars() const;
+  // Holds wire_vars_->mutex() while vars are still bytes (empty otherwise).
+  std::unique_lock<std::mutex> lock_wire_vars() const;
+  // The record of the var named `name` still held as bytes, or npos.
+  std::size_t wire_var_index(std::string_view name) const {
+    return has_wire_vars() ? wire_vars_->find(name) : WireVars::npos;
+  }
+  // find_var, for a caller that runs alone or holds lock_wire_vars().
   Var* find_var_locked(std::string_view name) const;
 
   // The vars decoded (the last of them, in order, when wire_vars_ holds
