@@ -49,68 +49,64 @@ struct Failure {
   void note(std::size_t offset) { keep(offset, std::current_exception()); }
 };
 
-// Parses messages [from, to) of `messages` into `out`, in order, stopping
-// at the first that fails.
-template <typename T, typename Parse>
-void parse_chunk(const std::vector<Message>& messages, std::size_t from, std::size_t to,
-                 SourceLocation place, int64_t SourceLocation::*ordinal, Parse&& parse,
-                 std::list<T>& out, Failure& failure) {
-  for (std::size_t i = from; i < to; ++i) {
-    place.*ordinal = static_cast<int64_t>(i);
-    try {
-      out.push_back(parse(messages[i].reader(), place));
-    } catch (...) {
-      failure.note(messages[i].base);
-      return;
-    }
-  }
-}
-
 // How many chunks `threads` threads cut `n` messages into.
 std::size_t chunk_count(std::size_t n, unsigned threads) {
   constexpr std::size_t kChunksPerThread = 8;
   return threads <= 1 ? 1 : std::max<std::size_t>(1, std::min(n, threads * kChunksPerThread));
 }
 
-// Runs work(c, from, to) for each of `chunks` chunks of `n` messages on
-// `threads` threads (the calling thread and threads - 1 others), which take
-// chunks in turn, so that a thread slowed down takes fewer. The calling
-// thread runs beside() first, when given, while the others start.
-template <typename Work>
-void run_chunks(std::size_t n, std::size_t chunks, unsigned threads, const Work& work,
-                const std::function<void()>& beside) {
+// Calls visit(chunk, i, reader, place) for every message i, `place` naming
+// it (place.*ordinal = i), in `chunks` chunks on `threads` threads (the
+// calling thread and threads - 1 others), which take chunks in turn, so
+// that a thread slowed down takes fewer. A chunk stops at its first
+// failure; `failure` keeps the one at the earliest byte. The calling thread
+// runs beside() first, when given, while the others start.
+template <typename Visit>
+void visit_messages(const std::vector<Message>& messages, std::size_t chunks, unsigned threads,
+                    const SourceLocation& place, int64_t SourceLocation::*ordinal,
+                    const Visit& visit, Failure& failure,
+                    const std::function<void()>& beside) {
+  const std::size_t n = messages.size();
+  std::vector<Failure> failures(chunks);
   std::atomic<std::size_t> next{0};
   auto take_chunks = [&] {
-    for (std::size_t c = next++; c < chunks; c = next++)
-      work(c, n * c / chunks, n * (c + 1) / chunks);
+    for (std::size_t c = next++; c < chunks; c = next++) {
+      SourceLocation at = place;
+      for (std::size_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) {
+        at.*ordinal = static_cast<int64_t>(i);
+        try {
+          visit(c, i, messages[i].reader(), at);
+        } catch (...) {
+          failures[c].note(messages[i].base);
+          break;
+        }
+      }
+    }
   };
   std::vector<std::thread> helpers;
   for (unsigned t = 1; t < threads && t < chunks; ++t) helpers.emplace_back(take_chunks);
   if (beside) beside();
   take_chunks();
   for (std::thread& t : helpers) t.join();
+  for (const Failure& f : failures)
+    if (f.error) failure.keep(f.at, f.error);
 }
 
-// Parses every message into one list in file order, on `threads` threads
-// (run_chunks).
+// Parses every message into one list in file order (visit_messages).
 template <typename T, typename Parse>
 std::list<T> parse_all(const std::vector<Message>& messages, unsigned threads,
                        const SourceLocation& place, int64_t SourceLocation::*ordinal,
                        const Parse& parse, Failure& failure,
                        const std::function<void()>& beside = nullptr) {
-  const std::size_t n = messages.size();
-  const std::size_t chunks = chunk_count(n, threads);
+  const std::size_t chunks = chunk_count(messages.size(), threads);
   std::vector<std::list<T>> parts(chunks);
-  std::vector<Failure> failures(chunks);
-  run_chunks(
-      n, chunks, threads,
-      [&](std::size_t c, std::size_t from, std::size_t to) {
-        parse_chunk(messages, from, to, place, ordinal, parse, parts[c], failures[c]);
+  visit_messages(
+      messages, chunks, threads, place, ordinal,
+      [&](std::size_t c, std::size_t, Reader r, SourceLocation& at) {
+        parts[c].push_back(parse(r, at));
       },
-      beside);
+      failure, beside);
   for (std::size_t c = 1; c < chunks; ++c) parts[0].splice(parts[0].end(), parts[c]);
-  for (const Failure& f : failures)
-    if (f.error) failure.keep(f.at, f.error);
   return std::move(parts[0]);
 }
 
@@ -178,33 +174,19 @@ Var decode_checked_var(std::string_view bytes) {
 // With an owner of the input, the vars stay their bytes (wire_vars.h): each
 // is parsed here only to check it and to note its name and flags.
 std::unique_ptr<WireVars> check_vars(const std::vector<Message>& messages, unsigned threads,
-                                     const InputOwner& input, const SourceLocation& block_place,
+                                     const InputOwner& input, const SourceLocation& place,
                                      Failure& failure) {
-  const std::size_t n = messages.size();
-  const std::size_t chunks = chunk_count(n, threads);
-  auto vars = std::make_unique<WireVars>(n, input.owner, decode_checked_var);
-  std::vector<Failure> failures(chunks);
-  run_chunks(
-      n, chunks, threads,
-      [&](std::size_t c, std::size_t from, std::size_t to) {
-        SourceLocation place = block_place;
-        for (std::size_t i = from; i < to; ++i) {
-          place.var = static_cast<int64_t>(i);
-          try {
-            std::string_view name;
-            const Var var = parse_var(messages[i].reader(), place, &name);
-            place.var_name.clear();
-            vars->set(i, messages[i].bytes, name,
-                      WireVarFlags{var.persistable, var.is_parameter, var.is_distributed});
-          } catch (...) {
-            failures[c].note(messages[i].base);
-            return;
-          }
-        }
+  auto vars = std::make_unique<WireVars>(messages.size(), input.owner, decode_checked_var);
+  visit_messages(
+      messages, chunk_count(messages.size(), threads), threads, place, &SourceLocation::var,
+      [&](std::size_t, std::size_t i, Reader r, SourceLocation& at) {
+        std::string_view name;
+        const Var var = parse_var(r, at, &name);
+        at.var_name.clear();
+        vars->set(i, messages[i].bytes, name,
+                  WireVarFlags{var.persistable, var.is_parameter, var.is_distributed});
       },
-      nullptr);
-  for (const Failure& f : failures)
-    if (f.error) failure.keep(f.at, f.error);
+      failure, nullptr);
   return vars;
 }
 
