@@ -36,13 +36,7 @@ Pb strings_attr(std::string_view name, std::initializer_list<std::string_view> v
 }
 
 // A program of one block and one op whose OpDesc is `op`.
-std::string program_of(const Pb& op) {
-  Pb block;
-  block.int32(1, 0).int32(2, -1).msg(4, op);  // idx, parent_idx, ops
-  Pb program;
-  program.msg(1, block);
-  return program.bytes();
-}
+std::string program_of(const Pb& op) { return testing_pb::one_block_program({}, {op}); }
 
 Pb scale_op() {
   Pb slot_x, slot_out;

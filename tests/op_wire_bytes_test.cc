@@ -49,12 +49,7 @@ Pb odd_order_op() {
 }
 
 std::string program_of(std::initializer_list<Pb> ops) {
-  Pb block;
-  block.int32(1, 0).int32(2, -1);  // idx, parent_idx
-  for (const Pb& op : ops) block.msg(4, op);
-  Pb program;
-  program.msg(1, block);
-  return program.bytes();
+  return testing_pb::one_block_program({}, ops);
 }
 
 // The program read with its bytes kept alive by a shared copy.

@@ -9,6 +9,7 @@
 #include <initializer_list>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ctp::testing_pb {
 
@@ -84,5 +85,17 @@ class Pb {
 
   std::string bytes_;
 };
+
+// A ProgramDesc of one block (idx 0, parent_idx -1) declaring `vars` (VarDescs)
+// and then holding `ops` (OpDescs).
+inline std::string one_block_program(const std::vector<Pb>& vars, const std::vector<Pb>& ops) {
+  Pb block;
+  block.int32(1, 0).int32(2, -1);
+  for (const Pb& var : vars) block.msg(3, var);
+  for (const Pb& op : ops) block.msg(4, op);
+  Pb program;
+  program.msg(1, block);
+  return program.bytes();
+}
 
 }  // namespace ctp::testing_pb

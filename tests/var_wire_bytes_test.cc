@@ -56,12 +56,7 @@ Pb distributed_var(std::string_view name) {
 }
 
 std::string program_of(std::initializer_list<Pb> vars) {
-  Pb block;
-  block.int32(1, 0).int32(2, -1);  // idx, parent_idx
-  for (const Pb& var : vars) block.msg(3, var);
-  Pb program;
-  program.msg(1, block);
-  return program.bytes();
+  return testing_pb::one_block_program(vars, {});
 }
 
 std::string three_vars() {
@@ -208,13 +203,9 @@ TEST(VarWireBytes, BadVarsAreRefusedAsTheCopyingReadRefusesThem) {
 TEST(VarWireBytes, ConcurrentLookupsSeeOneDecodedVar) {
   std::vector<Pb> vars;
   for (int i = 0; i < 64; ++i) vars.push_back(odd_order_var("v" + std::to_string(i), i % 2));
-  Pb block;
-  block.int32(1, 0).int32(2, -1);
-  for (const Pb& var : vars) block.msg(3, var);
-  Pb program;
-  program.msg(1, block);
+  const std::string bytes = testing_pb::one_block_program(vars, {});
   for (int round = 0; round < 10; ++round) {
-    const Program owned = read_owned(program.bytes());
+    const Program owned = read_owned(bytes);
     const Block& b = owned.global_block();
     std::vector<std::vector<const Var*>> seen(4, std::vector<const Var*>(64));
     std::vector<std::thread> threads;
