@@ -5,16 +5,13 @@
 #include <vector>
 
 #include "program_ir/block_tree.h"
+#include "program_ir/name_hash.h"
 #include "program_ir/op_role.h"
 #include "program_ir/text_io.h"
 
 namespace ctp {
 namespace {
 
-struct NameHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
 using NodeIds = std::unordered_map<std::string, std::string, NameHash, std::equal_to<>>;
 
 // Node ids are generated (b0_v3, b0_op7) so that no name ever has to be an id;

@@ -1,8 +1,11 @@
 #include "transpilers/parameters.h"
 
+#include <functional>
+#include <optional>
 #include <unordered_set>
 
 #include "program_ir/error.h"
+#include "program_ir/name_hash.h"
 #include "program_ir/op_role.h"
 
 namespace ctp {
@@ -36,22 +39,21 @@ ParameterSet marked_parameters(const Block& startup) {
 }
 
 ParameterSet optimizer_parameters(const Block& startup, const Block& main) {
-  std::unordered_set<std::string> params;
+  std::unordered_set<std::string, NameHash, std::equal_to<>> params;
   for (const Op& op : main.ops()) {
     if (!is_update_op(op)) continue;
     for (const std::string& name : *op.input("Param")) {
-      const Var* var = main.find_var(name);
+      const std::optional<Block::VarEntry> var = main.find_var_entry(name);
       if (var && var->persistable) params.insert(name);
     }
   }
   ParameterSet set{.source = ParamSource::kOptimizer};
   startup.for_each_var([&](const Block::VarEntry& var) {
-    if (params.count(std::string(var.name))) set.names.emplace_back(var.name);
+    if (params.contains(var.name)) set.names.emplace_back(var.name);
   });
   const std::size_t startup_count = set.names.size();
   main.for_each_var([&](const Block::VarEntry& var) {
-    const std::string name(var.name);
-    if (params.count(name) && !startup.find_var(name)) set.names.push_back(name);
+    if (params.contains(var.name) && !startup.has_var(var.name)) set.names.emplace_back(var.name);
   });
   // After the walk, which holds the block's lock while vars are bytes.
   for (std::size_t i = startup_count; i < set.names.size(); ++i)

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "executor/runtime/tensor.h"
+#include "program_ir/name_hash.h"
 
 namespace ctp {
 
@@ -26,10 +27,6 @@ class Scope {
   std::vector<std::string> names() const;  // sorted
 
  private:
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   // node-based: element addresses are stable across rehashing
   std::unordered_map<std::string, Tensor, NameHash, std::equal_to<>> tensors_;
 };

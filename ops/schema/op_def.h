@@ -13,6 +13,7 @@
 #include "ops/schema/grad_maker.h"
 #include "program_ir/attribute.h"
 #include "program_ir/block.h"
+#include "program_ir/name_hash.h"
 
 namespace ctp {
 
@@ -81,12 +82,6 @@ class OpRegistry {
   const AttrDef* find_attr(std::string_view type, std::string_view attr) const;
 
  private:
-  struct NameHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const {
-      return std::hash<std::string_view>{}(s);
-    }
-  };
   std::unordered_map<std::string, OpDef, NameHash, std::equal_to<>> defs_;
 };
 
