@@ -103,12 +103,18 @@ void insert_grad_collectives(Block& block, int nrings, const GradCollective& col
   for_each_grad_op(block, pass, WalkOrder::kLastFirst, [&](const GradOp& op) {
     std::optional<Block::OpHandle> calc_sync;
     for (const ParamGrad& pair : op.pairs) {
-      // The vars' entries: the walk needs no more of most of them than that
-      // they exist and whether the param is distributed (a var read from a
-      // file then stays its bytes).
-      const bool distributed = op.param_entry(pair).is_distributed;
-      if (collective.on_param) collective.on_param(pair, op.param(pair));
-      op.grad_entry(pair);
+      // Without on_param the walk needs no more of the pair's vars than that
+      // they are declared and whether the param is distributed: their
+      // entries, so that vars read from a file stay their bytes.
+      bool distributed;
+      if (collective.on_param) {
+        const Var& param = op.param(pair);
+        collective.on_param(pair, param);
+        distributed = param.is_distributed;
+      } else {
+        distributed = op.param_entry(pair).is_distributed;
+      }
+      op.grad_entry(pair);  // fails when the grad is not declared
       last_grad = pair.grad;
       if (distributed) continue;
       if (!calc_sync)
