@@ -40,8 +40,6 @@ struct AttrFields {
   bool can_note_roles() const { return to - from < WireAttrs::kAbsent; }
 };
 
-// The op's attributes, checked already: kept as their bytes when they are
-// one run, else decoded (`r` reads the whole OpDesc again).
 // What an op read from `bytes` (or packed into them) keeps of them.
 WireOp wire_op_of(std::string_view bytes, const InputOwner& input, std::string_view type_bytes,
                   const Op& op, uint64_t input_names, uint64_t output_names) {
@@ -55,6 +53,8 @@ WireOp wire_op_of(std::string_view bytes, const InputOwner& input, std::string_v
   return wire;
 }
 
+// The op's attributes, checked already: kept as their bytes when they are
+// one run, else decoded (`r` reads the whole OpDesc again).
 void keep_attrs(Op& op, Reader r, const AttrFields& fields, const InputOwner& input) {
   if (fields.count == 0) return;
   if (fields.one_run) {
