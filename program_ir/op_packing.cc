@@ -1,27 +1,143 @@
 #include "program_ir/op_packing.h"
 
+#include <cstring>
 #include <memory>
-#include <string_view>
+#include <string>
 #include <utility>
 
-#include "program_ir/proto_read_parts.h"
-#include "program_ir/proto_write_parts.h"
+#include "program_ir/framework_fields.h"
+#include "program_ir/op_role.h"
+#include "program_ir/proto_op_fields.h"
+#include "program_ir/wire_format.h"
+#include "program_ir/wire_slots.h"
 
 namespace ctp {
+namespace {
+
+namespace fl = fields;
+
+// Where the parts of an encoded OpDesc lie, and what the reader would note.
+struct EncodedOp {
+  std::string bytes;
+  std::size_t type_at = 0;
+  std::size_t attrs_from = 0, attrs_to = 0;
+  uint64_t input_names = 0, output_names = 0;
+  uint32_t op_role_at = WireAttrs::kAbsent;
+  uint32_t op_role_var_at = WireAttrs::kAbsent;
+  const NamedAttribute* op_role = nullptr;
+};
+
+// Encodes `parts` as the writer's write_op does (same field order, same
+// helpers), noting what adopt needs on the way.
+EncodedOp encode(const OpParts& parts) {
+  EncodedOp out;
+  out.bytes.reserve(512);  // a rewrite's new ops are a few hundred bytes
+  wire::Writer w(out.bytes);
+  for (const Slot& slot : parts.inputs) {
+    proto_write::write_slot(w, fl::op::kInputs, slot);
+    out.input_names |= slot_name_bit(slot.name);
+  }
+  for (const Slot& slot : parts.outputs) {
+    proto_write::write_slot(w, fl::op::kOutputs, slot);
+    out.output_names |= slot_name_bit(slot.name);
+  }
+  w.bytes_field(fl::op::kType, parts.type);
+  out.type_at = out.bytes.size() - parts.type.size();
+  out.attrs_from = out.bytes.size();
+  if (parts.wire_attrs) {
+    w.raw(parts.wire_attrs->fields);
+  } else {
+    for (const NamedAttribute& attr : parts.attrs) {
+      const auto at = static_cast<uint32_t>(out.bytes.size() - out.attrs_from);
+      if (attr.name == kOpRoleAttr && !out.op_role) {
+        out.op_role_at = at;
+        out.op_role = &attr;
+      }
+      if (attr.name == kOpRoleVarAttr && out.op_role_var_at == WireAttrs::kAbsent)
+        out.op_role_var_at = at;
+      proto_write::write_op_attr(w, attr);
+    }
+  }
+  out.attrs_to = out.bytes.size();
+  if (parts.is_target || parts.is_target_explicit) w.bool_field(fl::op::kIsTarget, parts.is_target);
+  return out;
+}
+
+// The attributes' run kept as the reader keeps it, with the same notes.
+WireAttrs adopt_attrs(const OpParts& parts, const EncodedOp& encoded, std::string_view bytes,
+                      const std::shared_ptr<const void>& owner) {
+  const std::string_view fields =
+      bytes.substr(encoded.attrs_from, encoded.attrs_to - encoded.attrs_from);
+  if (parts.wire_attrs) {
+    WireAttrs wire = *parts.wire_attrs;  // its notes are offsets within the run
+    wire.fields = fields;
+    wire.owner = owner;
+    return wire;
+  }
+  WireAttrs wire{.fields = fields,
+                 .owner = owner,
+                 .count = static_cast<uint32_t>(parts.attrs.size()),
+                 .names_lead = true};
+  wire.roles_noted = true;
+  wire.op_role_at = encoded.op_role_at;
+  wire.op_role_var_at = encoded.op_role_var_at;
+  if (encoded.op_role) {
+    const Attribute& role = encoded.op_role->value;
+    if (role.type() == AttrType::INT) {
+      wire.op_role_kind = WireAttrs::RoleKind::kInt;
+      wire.op_role_value = role.get<int32_t>();
+    } else if (role.type() == AttrType::LONG) {
+      wire.op_role_kind = WireAttrs::RoleKind::kLong;
+      wire.op_role_value = role.get<int64_t>();
+    }
+  }
+  return wire;
+}
+
+}  // namespace
+
+Op packed_op(const OpParts& parts) {
+  const EncodedOp encoded = encode(parts);
+  std::shared_ptr<char[]> storage = std::make_shared_for_overwrite<char[]>(encoded.bytes.size());
+  std::memcpy(storage.get(), encoded.bytes.data(), encoded.bytes.size());
+  const std::string_view bytes(storage.get(), encoded.bytes.size());
+  const std::shared_ptr<const void> owner(std::move(storage));
+
+  Op op;
+  op.type = parts.type;
+  op.is_target = parts.is_target;
+  op.is_target_explicit = parts.is_target_explicit;
+  const bool has_attrs = parts.wire_attrs ? !parts.wire_attrs->empty() : !parts.attrs.empty();
+  if (has_attrs) op.set_wire_attrs(adopt_attrs(parts, encoded, bytes, owner));
+  WireOp wire{.bytes = bytes,
+              .owner = owner,
+              .input_names = encoded.input_names,
+              .output_names = encoded.output_names,
+              .is_target = parts.is_target,
+              .is_target_explicit = parts.is_target_explicit};
+  wire.set_type(bytes.substr(encoded.type_at, parts.type.size()));
+  op.set_wire_op(std::move(wire));
+  return op;
+}
 
 Op packed_op(const Op& op) {
   // Unknown fields stay where they are: the reader keeps no op that has
   // them as its bytes either. Attributes kept as bytes whose names do not
-  // lead would be written as they are, and adopt_encoded_op finds names
-  // only where the writer puts them.
+  // lead would be written as they are, and the reader's notes assume names
+  // lead.
   if (!op.unknown_fields.empty()) return op;
-  if (const WireAttrs& wire = op.wire_attrs(); !wire.empty() && !wire.names_lead) return op;
-  std::shared_ptr<char[]> storage;
-  const std::string_view bytes = proto_write::encode_op_desc(op, storage);
-  // The reader's own notes (op_role and op_role_var, as for an op read
-  // from a file).
-  const proto_read::InputOwner owner{std::shared_ptr<const void>(std::move(storage))};
-  return proto_read::adopt_encoded_op(bytes, op, owner);
+  const WireAttrs& wire = op.wire_attrs();
+  if (!wire.empty() && !wire.names_lead) return op;
+  OpParts parts{.type = op.type,
+                .inputs = op.inputs(),
+                .outputs = op.outputs(),
+                .is_target = op.is_target,
+                .is_target_explicit = op.is_target_explicit};
+  if (wire.empty())
+    parts.attrs = op.attrs();
+  else
+    parts.wire_attrs = &wire;
+  return packed_op(parts);
 }
 
 }  // namespace ctp

@@ -1,22 +1,42 @@
 // Ops a rewrite adds, held as compactly as the ops it read.
 #pragma once
+#include <span>
+#include <string_view>
+
 #include "program_ir/op.h"
 
 namespace ctp {
 
-// `op` as the protobuf reader holds an op it read from a file
-// (Op::set_wire_op): its OpDesc bytes in one allocation of their own, its
-// slots and attributes decoded only when asked for, written back as those
-// bytes. It equals `op` and reads the same through every accessor. An op
-// the reader would not keep as its bytes (one with unknown fields) comes
-// back as it is, as does one whose attributes are still bytes without
-// their names first.
+// What an op is made of, none of it copied: the type, the slots and the
+// attributes, either as values (`attrs`) or as the wire bytes of an op that
+// was read (`wire_attrs`, set and non-empty: written as they are).
+struct OpParts {
+  std::string_view type;
+  std::span<const Slot> inputs;
+  std::span<const Slot> outputs;
+  std::span<const NamedAttribute> attrs;
+  const WireAttrs* wire_attrs = nullptr;
+  bool is_target = false;
+  bool is_target_explicit = false;
+};
+
+// The op as the protobuf reader holds an op it read from a file
+// (Op::set_wire_op): its OpDesc encoded once, as the writer encodes it, into
+// one allocation of its own; its slots and attributes decoded only when asked
+// for; written back as those bytes. The reader's notes (slot names, where
+// op_role and op_role_var lie, op_role's value) are taken while encoding.
 //
 // Why: a rewrite of a large program adds an op or more per parameter
 // (local_sgd six, multi_thread's all_gather a copy of each adam op per
 // rank). Built in memory, an op holds an allocation per slot, argument and
 // attribute (a c_allreduce_sum about 700 bytes in a dozen); packed, one of
 // its encoded size, which is what the writer then copies (issue 15).
+Op packed_op(const OpParts& parts);
+
+// `op` packed: it equals `op` and reads the same through every accessor.
+// An op the reader would not keep as its bytes (one with unknown fields)
+// comes back as it is, as does one whose attributes are still bytes without
+// their names first.
 Op packed_op(const Op& op);
 
 }  // namespace ctp

@@ -40,7 +40,7 @@ struct AttrFields {
   bool can_note_roles() const { return to - from < WireAttrs::kAbsent; }
 };
 
-// What an op read from `bytes` (or packed into them) keeps of them.
+// What an op read from `bytes` keeps of them.
 WireOp wire_op_of(std::string_view bytes, const InputOwner& input, std::string_view type_bytes,
                   const Op& op, uint64_t input_names, uint64_t output_names) {
   WireOp wire{.bytes = bytes,
@@ -164,39 +164,6 @@ Op parse_op(Reader r, SourceLocation& place, const InputOwner& input) {
     }
   });
   if (!has_type) fail(place, "OpDesc has no type (field 3)");
-  return op;
-}
-
-Op adopt_encoded_op(std::string_view bytes, const Op& encoded, const InputOwner& input) {
-  Op op;
-  op.type = encoded.type;
-  op.is_target = encoded.is_target;
-  op.is_target_explicit = encoded.is_target_explicit;
-  Reader r(bytes, 0);
-  std::string_view type_bytes;
-  AttrFields attr_fields;
-  uint64_t input_names = 0, output_names = 0;
-  const SourceLocation place;  // the bytes are good: nothing fails here
-  while (!r.done()) {
-    const std::size_t start = r.position();
-    const Tag tag = r.read_tag();
-    if (tag.field == fl::op::kType) {
-      type_bytes = r.read_bytes();
-    } else if (tag.field == fl::op::kInputs || tag.field == fl::op::kOutputs) {
-      // The slots' names, summed up as parse_op sums them.
-      const std::string_view name = read_wire_slot(Reader(r.read_bytes(), 0), place, nullptr);
-      (tag.field == fl::op::kInputs ? input_names : output_names) |= slot_name_bit(name);
-    } else if (tag.field == fl::op::kAttrs) {
-      // The writer puts an Attr's name first.
-      Reader attr(r.read_bytes(), 0);
-      attr.read_tag();
-      attr_fields.add(start, r.position(), true, attr.read_bytes());
-    } else {
-      r.skip_field(tag, start);
-    }
-  }
-  keep_attrs(op, Reader(bytes, 0), attr_fields, input);
-  op.set_wire_op(wire_op_of(bytes, input, type_bytes, op, input_names, output_names));
   return op;
 }
 

@@ -32,12 +32,6 @@ inline void leave_attr(SourceLocation& place) {
 Var parse_var(wire::Reader r, SourceLocation& place, std::string_view* name_bytes = nullptr);
 // One OpDesc; malformed bytes raise ctp::Error naming `place`.
 Op parse_op(wire::Reader r, SourceLocation& place, const InputOwner& input);
-// The OpDesc `bytes` this process encoded from `encoded`, which has no
-// unknown fields and whose attributes each start with their name (as the
-// writer puts them, or as WireAttrs::names_lead says), as parse_op would read it with `input` (whose owner keeps
-// the bytes): the fields are known good, so only their places are read
-// (op_packing.cc).
-Op adopt_encoded_op(std::string_view bytes, const Op& encoded, const InputOwner& input);
 // One BlockDesc, its vars and ops parsed on `threads` threads when it has
 // many (proto_block_read.cc).
 Block parse_block(wire::Reader r, SourceLocation& place, const InputOwner& input,

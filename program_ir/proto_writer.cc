@@ -18,7 +18,7 @@
 #include "program_ir/error.h"
 #include "program_ir/framework_fields.h"
 #include "program_ir/proto_io.h"
-#include "program_ir/proto_write_parts.h"
+#include "program_ir/proto_op_fields.h"
 #include "program_ir/wire_format.h"
 
 namespace ctp {
@@ -139,51 +139,6 @@ void write_var(Out& w, const Var& var) {
 }
 
 template <class Out>
-void write_slot(Out& w, uint32_t field, const Slot& slot) {
-  auto body = w.begin_message(field);
-  w.bytes_field(fl::op_slot::kParameter, slot.name);
-  for (const std::string& arg : slot.args) w.bytes_field(fl::op_slot::kArguments, arg);
-  w.end_message(body);
-}
-
-template <class Out>
-void write_attr_value(Out& w, const Attribute& attr) {
-  const fl::AttrValueField vf = fl::attr_value_field(attr.type());
-  const uint32_t f = vf.field;
-  std::visit(
-      [&](const auto& v) {
-        using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, int32_t>) {
-          w.int32_field(f, v);
-        } else if constexpr (std::is_same_v<T, int64_t>) {
-          w.int64_field(f, v);
-        } else if constexpr (std::is_same_v<T, bool>) {
-          w.bool_field(f, v);
-        } else if constexpr (std::is_same_v<T, float>) {
-          w.float_field(f, v);
-        } else if constexpr (std::is_same_v<T, double>) {
-          w.double_field(f, v);
-        } else if constexpr (std::is_same_v<T, std::string>) {
-          w.bytes_field(f, v);
-        } else if constexpr (std::is_same_v<T, std::vector<int32_t>>) {
-          for (int32_t x : v) w.int32_field(f, x);
-        } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
-          for (int64_t x : v) w.int64_field(f, x);
-        } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
-          for (bool x : v) w.bool_field(f, x);
-        } else if constexpr (std::is_same_v<T, std::vector<float>>) {
-          for (float x : v) w.float_field(f, x);
-        } else if constexpr (std::is_same_v<T, std::vector<double>>) {
-          for (double x : v) w.double_field(f, x);
-        } else {
-          static_assert(std::is_same_v<T, std::vector<std::string>>);
-          for (const std::string& x : v) w.bytes_field(f, x);
-        }
-      },
-      attr.value());
-}
-
-template <class Out>
 void write_attrs(Out& w, const Op& op, Unknowns<Out>& unknown) {
   // Attributes still as read go back as they came: one run of fields.
   if (const WireAttrs& wire = op.wire_attrs(); !wire.empty()) {
@@ -193,11 +148,7 @@ void write_attrs(Out& w, const Op& op, Unknowns<Out>& unknown) {
   }
   for (const NamedAttribute& attr : op.attrs()) {
     unknown.before_known();
-    auto attr_body = w.begin_message(fl::op::kAttrs);
-    w.bytes_field(fl::op_attr::kName, attr.name);
-    w.int32_field(fl::op_attr::kType, static_cast<int32_t>(attr.value.type()));
-    write_attr_value(w, attr.value);
-    w.end_message(attr_body);
+    proto_write::write_op_attr(w, attr);
   }
 }
 
@@ -214,11 +165,11 @@ void write_op(Out& w, const Op& op) {
   Unknowns<Out> unknown(op.unknown_fields, sink);
   for (const Slot& slot : op.inputs()) {
     unknown.before_known();
-    write_slot(w, fl::op::kInputs, slot);
+    proto_write::write_slot(w, fl::op::kInputs, slot);
   }
   for (const Slot& slot : op.outputs()) {
     unknown.before_known();
-    write_slot(w, fl::op::kOutputs, slot);
+    proto_write::write_slot(w, fl::op::kOutputs, slot);
   }
   unknown.before_known();
   w.bytes_field(fl::op::kType, op.type);
@@ -531,22 +482,4 @@ std::string serialize_program_proto(const Program& program) {
   return bytes;
 }
 
-namespace proto_write {
-
-std::string_view encode_op_desc(const Op& op, std::shared_ptr<char[]>& storage) {
-  // One pass, lengths filled in place (a rewrite's new ops are a few hundred
-  // bytes), then one allocation of the exact size.
-  std::string bytes;
-  bytes.reserve(512);
-  wire::Writer w(bytes);
-  write_op(w, op);
-  storage = std::make_shared_for_overwrite<char[]>(bytes.size());
-  std::memcpy(storage.get(), bytes.data(), bytes.size());
-  // The bytes are the ops field of a BlockDesc: its key, its length, the OpDesc.
-  wire::Reader r(std::string_view(storage.get(), bytes.size()), 0);
-  r.read_tag();
-  return r.read_bytes();
-}
-
-}  // namespace proto_write
 }  // namespace ctp

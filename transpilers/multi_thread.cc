@@ -88,11 +88,11 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
         it, make_op("split", {{"X", {gathered.name}}}, {{"Out", pieces}},
                     {{"num", Attribute(allgather_ranks)}, {"axis", Attribute(0)}}));
     inputs.push_back({"Grad", {""}});
-    // One copy of the op per piece, each packed from one op whose Grad
-    // changes (a large program has as many adam ops as parameters, and
+    // One copy of the op per piece, each packed from the same parts with
+    // another Grad (a large program has as many adam ops as parameters, and
     // copies the size of the input for every two or three ranks).
-    Op copy(it->type, std::move(inputs), std::move(outputs), std::move(attrs));
-    std::string& grad = copy.mutable_inputs().back().args.front();
+    const OpParts copy{.type = it->type, .inputs = inputs, .outputs = outputs, .attrs = attrs};
+    std::string& grad = inputs.back().args.front();
     for (const std::string& piece : pieces) {
       grad = piece;
       block.insert_op(it, packed_op(copy));

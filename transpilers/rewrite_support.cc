@@ -131,24 +131,32 @@ Var& create_var(Block& block, const VarRequest& request, std::string_view pass) 
   return *existing;
 }
 
+namespace {
+
+// Paddle's default role, last, for an op whose caller gave it none.
+std::vector<NamedAttribute>& with_a_role(std::vector<NamedAttribute>& attrs) {
+  for (const NamedAttribute& attr : attrs)
+    if (attr.name == kOpRoleAttr) return attrs;
+  attrs.push_back({kOpRoleAttr, Attribute(op_role::kForward)});
+  return attrs;
+}
+
+}  // namespace
+
 Op make_op(std::string type, std::vector<Slot> inputs, std::vector<Slot> outputs,
            std::vector<NamedAttribute> attrs) {
-  Op op(std::move(type), std::move(inputs), std::move(outputs), std::move(attrs));
-  if (!op.has_attr(kOpRoleAttr)) op.set_attr(kOpRoleAttr, Attribute(op_role::kForward));
-  return packed_op(op);
+  return packed_op(
+      OpParts{.type = type, .inputs = inputs, .outputs = outputs, .attrs = with_a_role(attrs)});
 }
 
 Op make_in_place_op(std::string type, const std::string& var,
                     std::vector<NamedAttribute> attrs) {
-  // Built in place rather than from initializer lists (whose elements can only
-  // be copied): these ops are most of what a rewrite allocates.
-  Op op;
-  op.type = std::move(type);
-  op.mutable_inputs().push_back(Slot{"X", std::vector<std::string>(1, var)});
-  op.mutable_outputs().push_back(Slot{"Out", std::vector<std::string>(1, var)});
-  op.mutable_attrs() = std::move(attrs);
-  if (!op.has_attr(kOpRoleAttr)) op.set_attr(kOpRoleAttr, Attribute(op_role::kForward));
-  return packed_op(op);
+  const Slot in{"X", std::vector<std::string>(1, var)};
+  const Slot out{"Out", std::vector<std::string>(1, var)};
+  return packed_op(OpParts{.type = type,
+                           .inputs = std::span(&in, 1),
+                           .outputs = std::span(&out, 1),
+                           .attrs = with_a_role(attrs)});
 }
 
 Block::OpHandle find_first_optimizer_op(Block& block, std::string_view pass) {
