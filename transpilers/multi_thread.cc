@@ -60,12 +60,15 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
     const std::string param_name = first_input(site, "Param");
     std::vector<Slot> inputs;
     inputs.reserve(std::size(kInputs) + 1);
-    for (const char* slot : kInputs)
-      inputs.push_back({slot, {require_var(site, first_input(site, slot), slot).name}});
+    // The slots' vars must exist (looked up without decoding them).
+    auto existing = [&](std::string name, const char* slot) {
+      require_var_entry(site, name, slot);
+      return Slot{slot, {std::move(name)}};
+    };
+    for (const char* slot : kInputs) inputs.push_back(existing(first_input(site, slot), slot));
     std::vector<Slot> outputs;
     outputs.reserve(std::size(kOutputs));
-    for (const char* slot : kOutputs)
-      outputs.push_back({slot, {require_var(site, first_output(site, slot), slot).name}});
+    for (const char* slot : kOutputs) outputs.push_back(existing(first_output(site, slot), slot));
     std::vector<NamedAttribute> attrs;
     attrs.reserve(std::size(kAttrs) + 1);
     for (const char* attr : kAttrs) attrs.push_back({attr, require_attr(site, attr)});
@@ -83,9 +86,10 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
                                              .stop_gradient = true},
                                   pass)
                            .name);
-    const Var& gathered = require_var(site, allgather_name(param_name), "gathered grad");
+    const std::string gathered(
+        require_var_entry(site, allgather_name(param_name), "gathered grad").name);
     block.insert_op(
-        it, make_op("split", {{"X", {gathered.name}}}, {{"Out", pieces}},
+        it, make_op("split", {{"X", {gathered}}}, {{"Out", pieces}},
                     {{"num", Attribute(allgather_ranks)}, {"axis", Attribute(0)}}));
     inputs.push_back({"Grad", {""}});
     // One copy of the op per piece, each packed from the same parts with
