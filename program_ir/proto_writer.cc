@@ -19,6 +19,7 @@
 #include "program_ir/framework_fields.h"
 #include "program_ir/proto_io.h"
 #include "program_ir/proto_op_fields.h"
+#include "program_ir/proto_write_parts.h"
 #include "program_ir/wire_format.h"
 
 namespace ctp {
@@ -482,4 +483,17 @@ std::string serialize_program_proto(const Program& program) {
   return bytes;
 }
 
+namespace proto_write {
+
+std::string encode_var_desc(const Var& var) {
+  std::string field;
+  wire::Writer w(field);
+  write_var(w, var);
+  // The bytes are the vars field of a BlockDesc: its key, its length, the VarDesc.
+  wire::Reader r(field, 0);
+  r.read_tag();
+  return std::string(r.read_bytes());
+}
+
+}  // namespace proto_write
 }  // namespace ctp

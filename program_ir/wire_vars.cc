@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <functional>
 #include <memory>
 
@@ -55,6 +56,7 @@ std::size_t WireVars::index_into(std::vector<Entry>& index) {
   index.assign(capacity, 0);
   const std::size_t mask = capacity - 1;
   for (std::size_t r = 0; r < records_.size(); ++r) {
+    if (records_[r].removed) continue;
     const std::string_view name = records_[r].name();
     const uint32_t hash = hash32(name);
     std::size_t i = hash & mask;
@@ -91,6 +93,74 @@ std::size_t WireVars::find(std::string_view name) const {
   if (!index32_.empty()) return find_in(index32_, name);
   if (!index64_.empty()) return find_in(index64_, name);
   return npos;
+}
+
+template <typename Entry>
+void WireVars::insert_into(std::vector<Entry>& index, std::size_t record) {
+  using Codec = EntryCodec<Entry>;
+  const std::size_t mask = index.size() - 1;
+  const uint32_t hash = hash32(records_[record].name());
+  std::size_t i = hash & mask;
+  while (index[i] != 0) i = (i + 1) & mask;
+  index[i] = Codec::pack(hash, record);
+}
+
+void WireVars::index_appended(std::size_t record) {
+  constexpr std::size_t kSmall = EntryCodec<uint32_t>::kRecordMask;
+  const bool wide = !index64_.empty() || records_.size() >= kSmall;
+  if (wide && !index32_.empty()) std::vector<uint32_t>().swap(index32_);
+  const std::size_t capacity = wide ? index64_.size() : index32_.size();
+  if (2 * records_.size() > capacity) {
+    // Rebuilt whole, at most half full again (and without removed records).
+    if (wide)
+      index_into(index64_);
+    else
+      index_into(index32_);
+  } else if (wide) {
+    insert_into(index64_, record);
+  } else {
+    insert_into(index32_, record);
+  }
+}
+
+std::string_view WireVars::keep_bytes(std::string_view bytes) {
+  constexpr std::size_t kChunk = 64 * 1024;
+  if (bytes.size() > chunk_left_) {
+    const std::size_t size = std::max(kChunk, bytes.size());
+    appended_chunks_.push_back(std::make_unique_for_overwrite<char[]>(size));
+    chunk_free_ = appended_chunks_.back().get();
+    chunk_left_ = size;
+  }
+  char* kept = chunk_free_;
+  std::memcpy(kept, bytes.data(), bytes.size());
+  chunk_free_ += bytes.size();
+  chunk_left_ -= bytes.size();
+  return {kept, bytes.size()};
+}
+
+std::size_t WireVars::append_bytes(std::string_view bytes, std::string_view name,
+                                   WireVarFlags flags) {
+  const std::size_t name_offset = static_cast<std::size_t>(name.data() - bytes.data());
+  const std::string_view kept = keep_bytes(bytes);
+  records_.emplace_back();
+  const std::size_t r = records_.size() - 1;
+  set(r, kept, kept.substr(name_offset, name.size()), flags);
+  ++live_;
+  index_appended(r);
+  return r;
+}
+
+std::size_t WireVars::append_decoded(Var var) {
+  auto node = std::make_unique<std::list<Var>>();
+  node->push_back(std::move(var));
+  records_.emplace_back();
+  const std::size_t r = records_.size() - 1;
+  Record& record = records_[r];
+  record.var = node.release();
+  record.decoded = true;
+  ++live_;
+  index_appended(r);
+  return r;
 }
 
 WireVars::~WireVars() {
@@ -137,6 +207,9 @@ std::list<Var> WireVars::take_all() {
   std::vector<uint32_t>().swap(index32_);
   std::vector<uint64_t>().swap(index64_);
   owner_.reset();
+  std::vector<std::unique_ptr<char[]>>().swap(appended_chunks_);
+  chunk_free_ = nullptr;
+  chunk_left_ = 0;
   live_ = 0;
   return all;
 }

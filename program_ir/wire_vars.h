@@ -51,6 +51,14 @@ class WireVars {
   enum class IndexWidth { kFit, kWide };
   std::size_t index_names(IndexWidth width = IndexWidth::kFit);
 
+  // Adds a var after the others, to be held the same way: its VarDesc fields
+  // (`name` lies within them), copied into storage of this object's own
+  // (append_bytes), or already a Var (append_decoded). The name must be new
+  // (Block checks). Returns the record's position. For a block's non-const
+  // calls only: they run alone.
+  std::size_t append_bytes(std::string_view bytes, std::string_view name, WireVarFlags flags);
+  std::size_t append_decoded(Var var);
+
   // Whether records remain (take_all has not run): safe beside const
   // callers that hold mutex().
   bool active() const { return active_.load(std::memory_order_acquire); }
@@ -110,7 +118,8 @@ class WireVars {
   };
   std::vector<Record> records_;
   // Open addressing over the records, a power of two in size and at most
-  // half full, built once (a removed record stays in it; find skips it).
+  // half full, built once and rebuilt as appends fill it (a removed record
+  // stays in it until then; find skips it).
   // An entry is record + 1 (0: empty) under a tag of its name's hash, so
   // that a probe reads a name only when the tags match: 8 bits of tag in 32
   // while records fit in 24 bits (4 bytes an entry: a large block has
@@ -121,6 +130,15 @@ class WireVars {
   std::size_t index_into(std::vector<Entry>& index);
   template <typename Entry>
   std::size_t find_in(const std::vector<Entry>& index, std::string_view name) const;
+  template <typename Entry>
+  void insert_into(std::vector<Entry>& index, std::size_t record);
+  void index_appended(std::size_t record);
+  // Appended vars' bytes: chunks that only grow, so that records can view
+  // them (a rewrite adds up to a few vars per parameter, ~50 bytes each).
+  std::string_view keep_bytes(std::string_view bytes);
+  std::vector<std::unique_ptr<char[]>> appended_chunks_;
+  char* chunk_free_ = nullptr;
+  std::size_t chunk_left_ = 0;
   std::shared_ptr<const void> owner_;
   Decode decode_;
   std::size_t live_ = 0;

@@ -5,6 +5,7 @@
 // become an ordinary op again when edited.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "program_ir/op_role.h"
 #include "program_ir/program.h"
 #include "program_ir/proto_io.h"
+#include "tests/pb_test_encoder.h"
 
 namespace ctp {
 namespace {
@@ -100,6 +102,47 @@ TEST(OpPacking, AnEditedPackedOpIsWrittenWithTheEdit) {
   EXPECT_FALSE(renamed.unchanged_wire_bytes().has_value());
   Program read = parse_program_proto(bytes_of({renamed}), "renamed.pb");
   EXPECT_EQ(read.global_block().ops().front().type, "c_allreduce_max");
+}
+
+// An op packed from its parts (as all_gather packs its adam copies) is the
+// op packed from a built Op of those parts, notes and all.
+TEST(OpPacking, PackingFromPartsIsPackingTheBuiltOp) {
+  const Op source = sample_op();
+  const Op from_parts = packed_op(OpParts{.type = source.type,
+                                          .inputs = source.inputs(),
+                                          .outputs = source.outputs(),
+                                          .attrs = source.attrs()});
+  const Op from_op = packed_op(source);
+  EXPECT_EQ(from_parts, source);
+  EXPECT_EQ(*from_parts.unchanged_wire_bytes(), *from_op.unchanged_wire_bytes());
+  EXPECT_EQ(from_parts.wire_attrs().op_role_at, from_op.wire_attrs().op_role_at);
+  EXPECT_EQ(from_parts.wire_attrs().op_role_var_at, from_op.wire_attrs().op_role_var_at);
+  EXPECT_EQ(from_parts.wire_attrs().op_role_value, op_role::kBackward);
+}
+
+// A packed copy of an op read from a file keeps its attributes' bytes as
+// they came (here an Attr with its value before its type, which ctp's
+// writer would put the other way round), and the reader's notes on them.
+TEST(OpPacking, APackedCopyOfAReadOpKeepsItsAttributeBytes) {
+  testing_pb::Pb slot;
+  slot.str(1, "X").str(2, "x");
+  testing_pb::Pb role;
+  role.str(1, std::string(kOpRoleAttr)).varint(3, op_role::kBackward).varint(2, 0);  // i, then type INT
+  testing_pb::Pb ring;
+  ring.str(1, "ring_id").varint(3, 2).varint(2, 0);
+  testing_pb::Pb op;
+  op.msg(1, slot).msg(2, slot).str(3, "c_allreduce_sum").msg(4, ring).msg(4, role);
+  auto owner = std::make_shared<const std::string>(testing_pb::one_block_program({}, {op}));
+  const Program read = parse_program_proto(*owner, "read.pb", ProtoReadOptions{.owner = owner});
+  const Op& source = read.global_block().ops().front();
+  ASSERT_FALSE(source.wire_attrs().empty());
+  const Op packed = packed_op(source);
+  EXPECT_EQ(packed, source);
+  EXPECT_EQ(*packed.unchanged_wire_bytes(), *source.unchanged_wire_bytes());
+  EXPECT_EQ(packed.wire_attrs().op_role_kind, WireAttrs::RoleKind::kInt);
+  EXPECT_EQ(packed.wire_attrs().op_role_value, op_role::kBackward);
+  EXPECT_EQ(*packed.attr("ring_id"), Attribute(2));
+  EXPECT_EQ(bytes_of({packed}), *owner);
 }
 
 TEST(OpPacking, AnOpWithUnknownFieldsIsLeftAsItIs) {

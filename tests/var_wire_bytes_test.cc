@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -15,6 +16,7 @@
 
 #include "program_ir/error.h"
 #include "program_ir/proto_io.h"
+#include "program_ir/var_packing.h"
 #include "tests/pb_test_encoder.h"
 
 namespace ctp {
@@ -157,6 +159,53 @@ TEST(VarWireBytes, RemovedAndAddedVarsKeepDeclarationOrder) {
   EXPECT_EQ(block.var("x").shape, std::vector<int64_t>{3});
   const Program back = parse_program_proto(serialize_program_proto(owned), "back.pb");
   EXPECT_EQ(names_in_order(back.global_block()), walked);
+}
+
+Var new_var(std::string name, std::vector<int64_t> shape, bool persistable) {
+  Var var;
+  var.name = std::move(name);
+  var.shape = std::move(shape);
+  var.persistable = persistable;
+  var.stop_gradient = true;
+  return var;
+}
+
+// A rewrite's new vars (add_packed_var) join the vars held as bytes, in
+// declaration order with vars added otherwise, and read and write back as
+// the Vars they were made from.
+TEST(VarWireBytes, PackedVarsAreHeldAsBytesInDeclarationOrder) {
+  Program owned = read_owned(three_vars());
+  Block& block = owned.global_block();
+  const Var p = new_var("p", {2, 3}, true);
+  const Var r = new_var("r", {-1, 8}, false);
+  add_packed_var(block, p);
+  block.add_var(new_var("q", {1}, false));
+  add_packed_var(block, r);
+  const std::optional<Block::VarEntry> entry = block.find_var_entry("p");
+  ASSERT_TRUE(entry.has_value());
+  EXPECT_EQ(entry->var, nullptr);  // still bytes
+  EXPECT_TRUE(entry->persistable);
+  EXPECT_NE(block.find_var_entry("q")->var, nullptr);
+  EXPECT_THROW(add_packed_var(block, p), Error);
+  EXPECT_THROW(add_packed_var(block, new_var("w", {1}, false)), Error);
+  EXPECT_EQ(block.var_count(), 6u);
+  std::vector<std::string> walked;
+  block.for_each_var([&](const Block::VarEntry& v) { walked.emplace_back(v.name); });
+  EXPECT_EQ(walked, (std::vector<std::string>{"w", "x", "d", "p", "q", "r"}));
+  const Program back = parse_program_proto(serialize_program_proto(owned), "back.pb");
+  EXPECT_EQ(names_in_order(back.global_block()), walked);
+  EXPECT_EQ(back.global_block().var("p"), p);
+  EXPECT_EQ(back.global_block().var("r"), r);
+  EXPECT_EQ(block.var("r"), r);  // decoded on asking
+  EXPECT_NE(block.find_var_entry("r")->var, nullptr);
+  EXPECT_EQ(names_in_order(block), walked);
+}
+
+TEST(VarWireBytes, APackedVarInABlockOfVarsIsAVar) {
+  Program program = Program::with_global_block();
+  add_packed_var(program.global_block(), new_var("p", {4}, true));
+  EXPECT_NE(program.global_block().find_var_entry("p")->var, nullptr);
+  EXPECT_THROW(add_packed_var(program.global_block(), new_var("p", {4}, true)), Error);
 }
 
 TEST(VarWireBytes, ACopyOfABlockOfBytesIsItsOwn) {

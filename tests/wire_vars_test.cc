@@ -1,9 +1,10 @@
 // WireVars on its own (program_ir/wire_vars.h): the name index in both entry
 // widths, agreeing with a map over many names (enough that the 8-bit tags
-// of the narrow entries collide), duplicates, removal, decoding once, and
-// take_all's order.
+// of the narrow entries collide), duplicates, removal, records appended
+// after the reader's, decoding once, and take_all's order.
 #include <gtest/gtest.h>
 
+#include <list>
 #include <map>
 #include <string>
 #include <vector>
@@ -47,6 +48,46 @@ TEST_P(WireVarsWidths, NamesTheFirstRecordDeclaredTwice) {
   WireVars vars(names.size(), nullptr, decode_name);
   for (std::size_t i = 0; i < names.size(); ++i) vars.set(i, names[i], names[i], {});
   EXPECT_EQ(vars.index_names(GetParam()), 3u);
+}
+
+// Records appended after the reader's (a rewrite's new vars) are found as
+// the index grows and is rebuilt, beside removals and a name re-added.
+TEST_P(WireVarsWidths, FindsAppendedRecordsAsTheIndexGrows) {
+  std::vector<std::string> names;
+  for (int i = 0; i < 100; ++i) names.push_back("read" + std::to_string(i));
+  WireVars vars(names.size(), nullptr, decode_name);
+  for (std::size_t i = 0; i < names.size(); ++i) vars.set(i, names[i], names[i], {});
+  ASSERT_EQ(vars.index_names(GetParam()), WireVars::npos);
+  vars.remove(7);
+  std::map<std::string, std::size_t> expected;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (i != 7) expected[names[i]] = i;
+  for (int i = 0; i < 5000; ++i) {
+    // Bytes around the name, as in a VarDesc; every tenth already a Var.
+    const std::string name = "new" + std::to_string(i * 7919 % 100003);
+    const std::string bytes = "<" + name + ">";
+    const std::size_t r =
+        i % 10 == 0 ? vars.append_decoded(decode_name(name))
+                    : vars.append_bytes(bytes, std::string_view(bytes).substr(1, name.size()),
+                                        WireVarFlags{.persistable = i % 2 == 0});
+    expected[name] = r;
+  }
+  expected[names[7]] = vars.append_bytes(names[7], names[7], {});  // removed, then added again
+  EXPECT_EQ(vars.live_count(), expected.size());
+  for (const auto& [name, r] : expected) EXPECT_EQ(vars.find(name), r) << name;
+  EXPECT_EQ(vars.find("new1"), WireVars::npos);
+  EXPECT_EQ(vars.find("read100"), WireVars::npos);
+  const std::size_t r = expected.at("new7919");  // i = 1: bytes, not persistable
+  EXPECT_EQ(vars.bytes(r), "<new7919>");
+  EXPECT_EQ(vars.decoded(r), nullptr);
+  EXPECT_EQ(vars.decode(r).name, "<new7919>");  // decode_name decodes all of the bytes
+  EXPECT_FALSE(vars.flags(r).persistable);
+  EXPECT_TRUE(vars.flags(expected.at("new15838")).persistable);  // i = 2
+  std::list<Var> all = vars.take_all();
+  ASSERT_EQ(all.size(), expected.size());
+  EXPECT_EQ(all.front().name, "read0");
+  EXPECT_EQ(std::next(all.begin(), 99)->name, "new0");  // after read0..read99 less read7
+  EXPECT_EQ(all.back().name, names[7]);
 }
 
 INSTANTIATE_TEST_SUITE_P(Entries, WireVarsWidths,

@@ -14,25 +14,25 @@ namespace ctp {
 void append_communicator_init(Block& block, const CollectiveOptions& options, int ring_id,
                               bool multitrainer, NameGenerator& names, std::string_view pass) {
   const int nranks = static_cast<int>(options.endpoints.size());
-  const Var& nccl_id = create_var(
+  const std::string nccl_id = create_var(
       block, VarRequest{.name = names.generate("nccl_id"), .type = VarKind::RAW,
                         .persistable = true},
       pass);
   block.append_op(make_op(
-      "c_gen_nccl_id", {}, {{"Out", {nccl_id.name}}},
+      "c_gen_nccl_id", {}, {{"Out", {nccl_id}}},
       {{"rank", Attribute(options.rank)},
        {"endpoint", Attribute(options.current_endpoint)},
        {"other_endpoints",
         Attribute(other_endpoints(options.endpoints, options.current_endpoint))},
        {kOpRoleAttr, Attribute(op_role::kForward)}}));
   if (!multitrainer) {
-    block.append_op(make_op("c_comm_init", {{"X", {nccl_id.name}}}, {},
+    block.append_op(make_op("c_comm_init", {{"X", {nccl_id}}}, {},
                             {{"nranks", Attribute(nranks)},
                              {"rank", Attribute(options.rank)},
                              {"ring_id", Attribute(ring_id)},
                              {kOpRoleAttr, Attribute(op_role::kForward)}}));
   } else {
-    block.append_op(make_op("c_comm_init_multitrainer", {{"X", {nccl_id.name}}}, {},
+    block.append_op(make_op("c_comm_init_multitrainer", {{"X", {nccl_id}}}, {},
                             {{"ntrainers", Attribute(nranks)},
                              {"trainer_id", Attribute(options.rank)},
                              {"ring_id", Attribute(ring_id)},
@@ -208,7 +208,7 @@ void insert_bucketed_grad_allreduce(Block& block, int nrings, int64_t bucket_byt
     // A name the block does not use yet (a program may be transpiled again).
     std::string name = names.generate("grad_bucket");
     while (block.has_var(name)) name = names.generate("grad_bucket");
-    const Var& fused = create_var(
+    const std::string fused = create_var(
         block,
         VarRequest{.name = name, .dtype = dtype, .persistable = false, .stop_gradient = true},
         pass);
@@ -216,17 +216,17 @@ void insert_bucketed_grad_allreduce(Block& block, int nrings, int64_t bucket_byt
     Block::OpHandle at = block.insert_op_after(
         grads[bucket.end - 1].producer,
         make_op("coalesce_tensor", {{"Input", members}},
-                {{"Output", members}, {"FusedOutput", {fused.name}}},
+                {{"Output", members}, {"FusedOutput", {fused}}},
                 {{"copy_data", Attribute(true)},
                  {"use_align", Attribute(true)},
                  {"dtype", Attribute(static_cast<int32_t>(dtype))},
                  {kOpRoleAttr, backward}}));
     at = block.insert_op_after(
-        at, make_in_place_op("c_sync_calc_stream", fused.name, {{kOpRoleAttr, backward}}));
-    block.insert_op_after(at, make_in_place_op("c_allreduce_sum", fused.name,
+        at, make_in_place_op("c_sync_calc_stream", fused, {{kOpRoleAttr, backward}}));
+    block.insert_op_after(at, make_in_place_op("c_allreduce_sum", fused,
                                                {{"ring_id", Attribute(ring_id)},
                                                 {kOpRoleAttr, backward}}));
-    last_fused = fused.name;
+    last_fused = fused;
   }
   if (last_fused) insert_comm_syncs_before_optimizer(block, nrings, *last_fused, pass);
 }

@@ -19,13 +19,13 @@ void LocalSgdTranspiler::rewrite_startup(Program& startup, const RewriteContext&
     if (const Var* var = block.find_var(name); var && !var->is_distributed) params.push_back(var);
   for (const Var* param : params) {
     // No dtype: the reference passes none here (unlike in the main program).
-    const Var& snapshot = create_var(block,
+    const std::string snapshot = create_var(block,
                                      VarRequest{.name = snapshot_name(param->name),
                                                 .shape = param->shape,
                                                 .persistable = true,
                                                 .stop_gradient = true},
                                      context.pass);
-    block.append_op(make_op("assign", {{"X", {param->name}}}, {{"Out", {snapshot.name}}},
+    block.append_op(make_op("assign", {{"X", {param->name}}}, {{"Out", {snapshot}}},
                             {{kOpRoleAttr, Attribute(op_role::kForward)}}));
   }
 }
@@ -44,7 +44,7 @@ void LocalSgdTranspiler::rewrite_main(Program& main, const RewriteContext& conte
     const Var& param = require_var(site, first_input(site, "Param"), "Param");
     last_param = param.name;
     if (param.is_distributed) return;
-    const Var& snapshot = create_var(block,
+    const std::string snapshot = create_var(block,
                                      VarRequest{.name = snapshot_name(param.name),
                                                 .shape = param.shape,
                                                 .dtype = param.dtype,
@@ -52,7 +52,7 @@ void LocalSgdTranspiler::rewrite_main(Program& main, const RewriteContext& conte
                                                 .stop_gradient = true},
                                      pass);
     auto sub = block.insert_op_after(
-        it, make_op("elementwise_sub", {{"X", {snapshot.name}}, {"Y", {param.name}}},
+        it, make_op("elementwise_sub", {{"X", {snapshot}}, {"Y", {param.name}}},
                     {{"Out", {param.name}}}, {{kOpRoleAttr, optimize_role}}));
     auto sync = block.insert_op_after(
         sub, make_in_place_op("c_sync_calc_stream", param.name, {{kOpRoleAttr, optimize_role}}));
@@ -60,7 +60,7 @@ void LocalSgdTranspiler::rewrite_main(Program& main, const RewriteContext& conte
     block.insert_op_after(sync, make_in_place_op("c_allreduce_sum", param.name,
                                                  {{"ring_id", Attribute(ring_id)},
                                                   {kOpRoleAttr, optimize_role}}));
-    param_snapshots.emplace_back(param.name, snapshot.name);
+    param_snapshots.emplace_back(param.name, snapshot);
   });
   if (!last_param)
     throw Error(std::string(pass) + ": block " + std::to_string(block.idx) +

@@ -84,8 +84,7 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
                                              .dtype = DataType::FP32,
                                              .persistable = false,
                                              .stop_gradient = true},
-                                  pass)
-                           .name);
+                                  pass));
     const std::string gathered(
         require_var_entry(site, allgather_name(param_name), "gathered grad").name);
     block.insert_op(
@@ -131,16 +130,16 @@ void insert_segmented_fused_allreduce(Block& block, int nrings, NameGenerator& n
     std::vector<std::string> members;
     for (std::size_t i = segment.begin; i < segment.end; ++i) members.push_back(grads[i].var->name);
     const DataType dtype = grads[segment.begin].var->dtype;
-    const Var& out = create_var(block,
+    const std::string out = create_var(block,
                                 VarRequest{.name = names.generate("FusedOutput_" + members[0]),
                                            .dtype = dtype,
                                            .persistable = false,
                                            .stop_gradient = true},
                                 pass);
-    fused.push_back(out.name);
+    fused.push_back(out);
     front = block.insert_op(
         front, make_op("coalesce_tensor", {{"Input", members}},
-                       {{"Output", members}, {"FusedOutput", {out.name}}},
+                       {{"Output", members}, {"FusedOutput", {out}}},
                        {{"copy_data", Attribute(true)},
                         {"use_align", Attribute(true)},
                         {"dtype", Attribute(static_cast<int32_t>(dtype))},

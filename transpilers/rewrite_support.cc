@@ -2,6 +2,7 @@
 
 #include "program_ir/error.h"
 #include "program_ir/op_packing.h"
+#include "program_ir/var_packing.h"
 
 namespace ctp {
 namespace {
@@ -100,7 +101,7 @@ const Attribute& require_attr(const OpSite& site, std::string_view name) {
   site.fail("has no attribute '" + std::string(name) + "'");
 }
 
-Var& create_var(Block& block, const VarRequest& request, std::string_view pass) {
+std::string create_var(Block& block, const VarRequest& request, std::string_view pass) {
   Var* existing = block.find_var(request.name);
   if (!existing) {
     Var v;
@@ -110,7 +111,8 @@ Var& create_var(Block& block, const VarRequest& request, std::string_view pass) 
     if (request.dtype) v.dtype = *request.dtype;
     if (request.persistable) v.persistable = *request.persistable;
     v.stop_gradient = request.stop_gradient;
-    return block.add_var(std::move(v));
+    add_packed_var(block, v);
+    return request.name;
   }
   auto clash = [&](const std::string& field, const std::string& have,
                    const std::string& want) {
@@ -128,7 +130,7 @@ Var& create_var(Block& block, const VarRequest& request, std::string_view pass) 
     clash("persistable", existing->persistable ? "true" : "false",
           *request.persistable ? "true" : "false");
   existing->stop_gradient = request.stop_gradient;
-  return *existing;
+  return existing->name;
 }
 
 namespace {

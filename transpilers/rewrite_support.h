@@ -54,7 +54,9 @@ const Attribute& require_attr(const OpSite& site, std::string_view name);
 // Paddle's block.create_var(...): returns the existing var of that name when it
 // agrees with every field given (Paddle raises ValueError otherwise, and so do
 // we), else declares a new one. stop_gradient is always written, as Paddle's
-// Variable constructor does.
+// Variable constructor does. Returns the var's name. A new var is held as
+// its bytes where the block holds the vars it was read with so
+// (add_packed_var, program_ir/var_packing.h): look it up to read it.
 struct VarRequest {
   std::string name;
   VarKind type = VarKind::LOD_TENSOR;
@@ -63,7 +65,7 @@ struct VarRequest {
   std::optional<bool> persistable;
   bool stop_gradient = false;
 };
-Var& create_var(Block& block, const VarRequest& request, std::string_view pass);
+std::string create_var(Block& block, const VarRequest& request, std::string_view pass);
 
 // An op as Paddle's Operator constructor makes it from append_op/_insert_op
 // arguments: slots and attributes in the order given, and op_role = Forward

@@ -46,7 +46,7 @@ void insert_fused_allreduce(Block& block, int fuse_allreduce, std::string_view p
                                                 {kOpRoleAttr, backward}}));
     return;
   }
-  const Var& fused = create_var(block,
+  const std::string fused = create_var(block,
                                 VarRequest{.name = "fused_output",
                                            .shape = std::vector<int64_t>{1},
                                            .dtype = DataType::FP32,
@@ -56,16 +56,16 @@ void insert_fused_allreduce(Block& block, int fuse_allreduce, std::string_view p
   // No op_role here in the reference, so the op gets Paddle's default (Forward).
   at = block.insert_op_after(
       at, make_op("coalesce_tensor", {{"Input", input_grads}},
-                  {{"Output", input_grads}, {"FusedOutput", {fused.name}}},
+                  {{"Output", input_grads}, {"FusedOutput", {fused}}},
                   {{"copy_data", Attribute(true)},
                    {"set_constant", Attribute(false)},
                    {"dtype", Attribute(static_cast<int32_t>(DataType::FP32))}}));
   at = block.insert_op_after(
-      at, make_in_place_op("c_sync_calc_stream", fused.name, {{kOpRoleAttr, backward}}));
-  at = block.insert_op_after(at, make_in_place_op("c_allreduce_sum", fused.name,
+      at, make_in_place_op("c_sync_calc_stream", fused, {{kOpRoleAttr, backward}}));
+  at = block.insert_op_after(at, make_in_place_op("c_allreduce_sum", fused,
                                                   {{"ring_id", Attribute(ring_id)},
                                                    {kOpRoleAttr, backward}}));
-  block.insert_op_after(at, make_in_place_op("c_sync_comm_stream", fused.name,
+  block.insert_op_after(at, make_in_place_op("c_sync_comm_stream", fused,
                                              {{"ring_id", Attribute(ring_id)},
                                               {kOpRoleAttr, backward}}));
 }

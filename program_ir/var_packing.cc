@@ -1,0 +1,35 @@
+#include "program_ir/var_packing.h"
+
+#include <string>
+
+#include "program_ir/error.h"
+#include "program_ir/framework_fields.h"
+#include "program_ir/proto_write_parts.h"
+#include "program_ir/wire_format.h"
+
+namespace ctp {
+namespace {
+
+// Where the VarDesc's name lies in `bytes` (the writer writes one).
+std::string_view name_within(std::string_view bytes) {
+  wire::Reader r(bytes, 0);
+  while (!r.done()) {
+    const std::size_t start = r.position();
+    const wire::Tag tag = r.read_tag();
+    if (tag.field == fields::var::kName) return r.read_bytes();
+    r.skip_field(tag, start);
+  }
+  throw Error("internal error: an encoded VarDesc has no name");
+}
+
+}  // namespace
+
+void add_packed_var(Block& block, const Var& var) {
+  const std::string bytes = proto_write::encode_var_desc(var);
+  const WireVarFlags flags{.persistable = var.persistable,
+                           .is_parameter = var.is_parameter,
+                           .is_distributed = var.is_distributed};
+  if (!block.add_wire_var(bytes, name_within(bytes), flags)) block.add_var(var);
+}
+
+}  // namespace ctp
