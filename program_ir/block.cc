@@ -113,13 +113,11 @@ Var& Block::add_var(Var var) {
 }
 
 std::pair<Var&, bool> Block::emplace_var(Var var) {
-  if (const std::size_t i = wire_var_index(var.name); i != WireVars::npos)
-    return {wire_vars_->decode(i), false};
   // While vars are bytes, new ones go after them in the same records, so
   // that declaration order is the records' order (vars_ stays empty).
   if (has_wire_vars()) {
-    const std::size_t added = wire_vars_->append_decoded(std::move(var));
-    return {*wire_vars_->decoded(added), true};
+    const auto [record, added] = wire_vars_->emplace_decoded(std::move(var));
+    return {wire_vars_->decode(record), added};
   }
   // The var goes into the list first, so that the index's key can view its
   // name there; it comes out again when the name is taken.
@@ -129,12 +127,11 @@ std::pair<Var&, bool> Block::emplace_var(Var var) {
   return {*indexed, is_new};
 }
 
-bool Block::add_wire_var(std::string_view bytes, std::string_view name, WireVarFlags flags) {
-  if (!has_wire_vars()) return false;
-  if (wire_var_index(name) != WireVars::npos)
-    throw Error(SourceLocation{.block = idx, .var_name = std::string(name)}, "is declared twice");
-  wire_vars_->append_bytes(bytes, name, flags);
-  return true;
+Block::WireVarAdded Block::emplace_wire_var(std::string_view bytes, std::string_view name,
+                                            WireVarFlags flags) {
+  if (!has_wire_vars()) return WireVarAdded::kNotHeldAsBytes;
+  return wire_vars_->emplace_bytes(bytes, name, flags).second ? WireVarAdded::kAdded
+                                                             : WireVarAdded::kDeclared;
 }
 
 bool Block::splice_vars(std::list<Var>& nodes) {

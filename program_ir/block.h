@@ -100,10 +100,11 @@ class Block {
   // Adds a var given as its VarDesc fields (`name` within them) and what
   // the reader would note of it, held as those bytes beside the vars read
   // from a file, when the block holds such vars (a block read from a file
-  // whose whole var list nothing asked for); returns false, adding nothing,
-  // when it does not. Throws ctp::Error if the name is declared. For
-  // add_packed_var (var_packing.h).
-  bool add_wire_var(std::string_view bytes, std::string_view name, WireVarFlags flags);
+  // whose whole var list nothing asked for) and does not declare the name.
+  // For add_packed_var (var_packing.h).
+  enum class WireVarAdded { kAdded, kDeclared, kNotHeldAsBytes };
+  WireVarAdded emplace_wire_var(std::string_view bytes, std::string_view name,
+                                WireVarFlags flags);
 
   // --- ops ---
   OpList& ops() { return ops_; }

@@ -24,12 +24,20 @@ std::string_view name_within(std::string_view bytes) {
 
 }  // namespace
 
-void add_packed_var(Block& block, const Var& var) {
+bool add_packed_var(Block& block, const Var& var) {
   const std::string bytes = proto_write::encode_var_desc(var);
   const WireVarFlags flags{.persistable = var.persistable,
                            .is_parameter = var.is_parameter,
                            .is_distributed = var.is_distributed};
-  if (!block.add_wire_var(bytes, name_within(bytes), flags)) block.add_var(var);
+  switch (block.emplace_wire_var(bytes, name_within(bytes), flags)) {
+    case Block::WireVarAdded::kAdded:
+      return true;
+    case Block::WireVarAdded::kDeclared:
+      return false;
+    case Block::WireVarAdded::kNotHeldAsBytes:
+      break;
+  }
+  return block.emplace_var(var).second;
 }
 
 }  // namespace ctp

@@ -50,9 +50,9 @@ void WireVars::set(std::size_t i, std::string_view bytes, std::string_view name,
 }
 
 template <typename Entry>
-std::size_t WireVars::index_into(std::vector<Entry>& index) {
+std::size_t WireVars::index_into(std::vector<Entry>& index, std::size_t room) {
   using Codec = EntryCodec<Entry>;
-  const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * records_.size(), 16));
+  const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * room, 16));
   index.assign(capacity, 0);
   const std::size_t mask = capacity - 1;
   for (std::size_t r = 0; r < records_.size(); ++r) {
@@ -70,8 +70,9 @@ std::size_t WireVars::index_into(std::vector<Entry>& index) {
 
 std::size_t WireVars::index_names(IndexWidth width) {
   constexpr std::size_t kSmall = EntryCodec<uint32_t>::kRecordMask;  // record + 1 fits
-  if (width == IndexWidth::kFit && records_.size() < kSmall) return index_into(index32_);
-  return index_into(index64_);
+  if (width == IndexWidth::kFit && records_.size() < kSmall)
+    return index_into(index32_, records_.size());
+  return index_into(index64_, records_.size());
 }
 
 template <typename Entry>
@@ -96,31 +97,48 @@ std::size_t WireVars::find(std::string_view name) const {
 }
 
 template <typename Entry>
-void WireVars::insert_into(std::vector<Entry>& index, std::size_t record) {
+WireVars::Probe WireVars::probe_in(const std::vector<Entry>& index, std::string_view name) const {
   using Codec = EntryCodec<Entry>;
   const std::size_t mask = index.size() - 1;
-  const uint32_t hash = hash32(records_[record].name());
-  std::size_t i = hash & mask;
-  while (index[i] != 0) i = (i + 1) & mask;
-  index[i] = Codec::pack(hash, record);
+  Probe probe{.hash = hash32(name)};
+  std::size_t i = probe.hash & mask;
+  for (; index[i] != 0; i = (i + 1) & mask) {
+    if (!Codec::tag_matches(index[i], probe.hash)) continue;
+    const std::size_t r = Codec::record(index[i]);
+    if (!records_[r].removed && records_[r].name() == name) {
+      probe.existing = r;
+      return probe;
+    }
+  }
+  probe.slot = i;
+  return probe;
 }
 
-void WireVars::index_appended(std::size_t record) {
-  constexpr std::size_t kSmall = EntryCodec<uint32_t>::kRecordMask;
-  const bool wide = !index64_.empty() || records_.size() >= kSmall;
+WireVars::Probe WireVars::probe_for_new(std::string_view name) {
+  constexpr std::size_t kSmall = EntryCodec<uint32_t>::kRecordMask;  // record + 1 fits
+  const std::size_t count = records_.size() + 1;
+  const bool wide = !index64_.empty() || count >= kSmall;
   if (wide && !index32_.empty()) std::vector<uint32_t>().swap(index32_);
-  const std::size_t capacity = wide ? index64_.size() : index32_.size();
-  if (2 * records_.size() > capacity) {
-    // Rebuilt whole, at most half full again (and without removed records).
+  // Rebuilt whole (without removed records) when one more would make it
+  // more than half full; then half full at most again.
+  if (2 * count > (wide ? index64_.size() : index32_.size())) {
     if (wide)
-      index_into(index64_);
+      index_into(index64_, count);
     else
-      index_into(index32_);
-  } else if (wide) {
-    insert_into(index64_, record);
-  } else {
-    insert_into(index32_, record);
+      index_into(index32_, count);
   }
+  return wide ? probe_in(index64_, name) : probe_in(index32_, name);
+}
+
+std::size_t WireVars::append_at(const Probe& probe, const Record& record) {
+  const std::size_t r = records_.size();
+  records_.push_back(record);
+  if (!index64_.empty())
+    index64_[probe.slot] = EntryCodec<uint64_t>::pack(probe.hash, r);
+  else
+    index32_[probe.slot] = EntryCodec<uint32_t>::pack(probe.hash, r);
+  ++live_;
+  return r;
 }
 
 std::string_view WireVars::keep_bytes(std::string_view bytes) {
@@ -138,29 +156,26 @@ std::string_view WireVars::keep_bytes(std::string_view bytes) {
   return {kept, bytes.size()};
 }
 
-std::size_t WireVars::append_bytes(std::string_view bytes, std::string_view name,
-                                   WireVarFlags flags) {
+std::pair<std::size_t, bool> WireVars::emplace_bytes(std::string_view bytes,
+                                                     std::string_view name, WireVarFlags flags) {
+  const Probe probe = probe_for_new(name);
+  if (probe.existing != npos) return {probe.existing, false};
   const std::size_t name_offset = static_cast<std::size_t>(name.data() - bytes.data());
   const std::string_view kept = keep_bytes(bytes);
-  records_.emplace_back();
-  const std::size_t r = records_.size() - 1;
+  const std::size_t r = append_at(probe, Record{});
   set(r, kept, kept.substr(name_offset, name.size()), flags);
-  ++live_;
-  index_appended(r);
-  return r;
+  return {r, true};
 }
 
-std::size_t WireVars::append_decoded(Var var) {
+std::pair<std::size_t, bool> WireVars::emplace_decoded(Var&& var) {
+  const Probe probe = probe_for_new(var.name);
+  if (probe.existing != npos) return {probe.existing, false};
   auto node = std::make_unique<std::list<Var>>();
   node->push_back(std::move(var));
-  records_.emplace_back();
-  const std::size_t r = records_.size() - 1;
-  Record& record = records_[r];
+  Record record;
   record.var = node.release();
   record.decoded = true;
-  ++live_;
-  index_appended(r);
-  return r;
+  return {append_at(probe, record), true};
 }
 
 WireVars::~WireVars() {

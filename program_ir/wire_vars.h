@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "program_ir/var.h"
@@ -51,13 +52,16 @@ class WireVars {
   enum class IndexWidth { kFit, kWide };
   std::size_t index_names(IndexWidth width = IndexWidth::kFit);
 
-  // Adds a var after the others, to be held the same way: its VarDesc fields
-  // (`name` lies within them), copied into storage of this object's own
-  // (append_bytes), or already a Var (append_decoded). The name must be new
-  // (Block checks). Returns the record's position. For a block's non-const
-  // calls only: they run alone.
-  std::size_t append_bytes(std::string_view bytes, std::string_view name, WireVarFlags flags);
-  std::size_t append_decoded(Var var);
+  // Adds a var after the others, to be held the same way, unless a record
+  // not removed has its name: its VarDesc fields (`name` lies within them),
+  // copied into storage of this object's own (emplace_bytes), or already a
+  // Var (emplace_decoded, which moves from `var` only when it adds it).
+  // Returns the record of that name and whether it was added; one probe of
+  // the index either way (a rewrite adds a few vars per parameter). For a
+  // block's non-const calls only: they run alone.
+  std::pair<std::size_t, bool> emplace_bytes(std::string_view bytes, std::string_view name,
+                                             WireVarFlags flags);
+  std::pair<std::size_t, bool> emplace_decoded(Var&& var);
 
   // Whether records remain (take_all has not run): safe beside const
   // callers that hold mutex().
@@ -126,13 +130,23 @@ class WireVars {
   // hundreds of thousands of vars), else 32 bits of tag in 64.
   std::vector<uint32_t> index32_;
   std::vector<uint64_t> index64_;
+  // Indexes every record not removed, with room for `room` records.
   template <typename Entry>
-  std::size_t index_into(std::vector<Entry>& index);
+  std::size_t index_into(std::vector<Entry>& index, std::size_t room);
   template <typename Entry>
   std::size_t find_in(const std::vector<Entry>& index, std::string_view name) const;
+  // Where a new record named `name` goes in the index (which first grows
+  // to take one more), or the record not removed that has the name.
+  struct Probe {
+    std::size_t existing = npos;
+    std::size_t slot = 0;
+    uint32_t hash = 0;
+  };
   template <typename Entry>
-  void insert_into(std::vector<Entry>& index, std::size_t record);
-  void index_appended(std::size_t record);
+  Probe probe_in(const std::vector<Entry>& index, std::string_view name) const;
+  Probe probe_for_new(std::string_view name);
+  // Appends `record` where `probe` says.
+  std::size_t append_at(const Probe& probe, const Record& record);
   // Appended vars' bytes: chunks that only grow, so that records can view
   // them (a rewrite adds up to a few vars per parameter, ~50 bytes each).
   std::string_view keep_bytes(std::string_view bytes);

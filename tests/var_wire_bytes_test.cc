@@ -178,16 +178,19 @@ TEST(VarWireBytes, PackedVarsAreHeldAsBytesInDeclarationOrder) {
   Block& block = owned.global_block();
   const Var p = new_var("p", {2, 3}, true);
   const Var r = new_var("r", {-1, 8}, false);
-  add_packed_var(block, p);
+  EXPECT_TRUE(add_packed_var(block, p));
   block.add_var(new_var("q", {1}, false));
-  add_packed_var(block, r);
+  EXPECT_TRUE(add_packed_var(block, r));
   const std::optional<Block::VarEntry> entry = block.find_var_entry("p");
   ASSERT_TRUE(entry.has_value());
   EXPECT_EQ(entry->var, nullptr);  // still bytes
   EXPECT_TRUE(entry->persistable);
   EXPECT_NE(block.find_var_entry("q")->var, nullptr);
-  EXPECT_THROW(add_packed_var(block, p), Error);
-  EXPECT_THROW(add_packed_var(block, new_var("w", {1}, false)), Error);
+  // A declared name is not added again (whether it is still bytes or not).
+  EXPECT_FALSE(add_packed_var(block, new_var("p", {9}, false)));
+  EXPECT_FALSE(add_packed_var(block, new_var("w", {1}, false)));
+  EXPECT_FALSE(add_packed_var(block, new_var("q", {1}, false)));
+  EXPECT_THROW(block.add_var(new_var("r", {1}, false)), Error);
   EXPECT_EQ(block.var_count(), 6u);
   std::vector<std::string> walked;
   block.for_each_var([&](const Block::VarEntry& v) { walked.emplace_back(v.name); });
@@ -203,9 +206,10 @@ TEST(VarWireBytes, PackedVarsAreHeldAsBytesInDeclarationOrder) {
 
 TEST(VarWireBytes, APackedVarInABlockOfVarsIsAVar) {
   Program program = Program::with_global_block();
-  add_packed_var(program.global_block(), new_var("p", {4}, true));
+  EXPECT_TRUE(add_packed_var(program.global_block(), new_var("p", {4}, true)));
   EXPECT_NE(program.global_block().find_var_entry("p")->var, nullptr);
-  EXPECT_THROW(add_packed_var(program.global_block(), new_var("p", {4}, true)), Error);
+  EXPECT_FALSE(add_packed_var(program.global_block(), new_var("p", {5}, true)));
+  EXPECT_EQ(program.global_block().var("p").shape, std::vector<int64_t>{4});
 }
 
 TEST(VarWireBytes, ACopyOfABlockOfBytesIsItsOwn) {

@@ -66,13 +66,21 @@ TEST_P(WireVarsWidths, FindsAppendedRecordsAsTheIndexGrows) {
     // Bytes around the name, as in a VarDesc; every tenth already a Var.
     const std::string name = "new" + std::to_string(i * 7919 % 100003);
     const std::string bytes = "<" + name + ">";
-    const std::size_t r =
-        i % 10 == 0 ? vars.append_decoded(decode_name(name))
-                    : vars.append_bytes(bytes, std::string_view(bytes).substr(1, name.size()),
-                                        WireVarFlags{.persistable = i % 2 == 0});
+    const auto [r, added] =
+        i % 10 == 0 ? vars.emplace_decoded(decode_name(name))
+                    : vars.emplace_bytes(bytes, std::string_view(bytes).substr(1, name.size()),
+                                         WireVarFlags{.persistable = i % 2 == 0});
+    EXPECT_TRUE(added) << name;
     expected[name] = r;
   }
-  expected[names[7]] = vars.append_bytes(names[7], names[7], {});  // removed, then added again
+  // A name declared is not added again; one removed is.
+  EXPECT_EQ(vars.emplace_bytes(names[8], names[8], {}), std::make_pair(std::size_t{8}, false));
+  Var taken = decode_name("new0");
+  EXPECT_EQ(vars.emplace_decoded(std::move(taken)), std::make_pair(expected.at("new0"), false));
+  EXPECT_EQ(taken.name, "new0");  // not moved from
+  const auto [again, added] = vars.emplace_bytes(names[7], names[7], {});
+  EXPECT_TRUE(added);
+  expected[names[7]] = again;
   EXPECT_EQ(vars.live_count(), expected.size());
   for (const auto& [name, r] : expected) EXPECT_EQ(vars.find(name), r) << name;
   EXPECT_EQ(vars.find("new1"), WireVars::npos);

@@ -102,18 +102,15 @@ const Attribute& require_attr(const OpSite& site, std::string_view name) {
 }
 
 std::string create_var(Block& block, const VarRequest& request, std::string_view pass) {
-  Var* existing = block.find_var(request.name);
-  if (!existing) {
-    Var v;
-    v.name = request.name;
-    v.type = request.type;
-    if (request.shape) v.shape = *request.shape;
-    if (request.dtype) v.dtype = *request.dtype;
-    if (request.persistable) v.persistable = *request.persistable;
-    v.stop_gradient = request.stop_gradient;
-    add_packed_var(block, v);
-    return request.name;
-  }
+  Var v;
+  v.name = request.name;
+  v.type = request.type;
+  if (request.shape) v.shape = *request.shape;
+  if (request.dtype) v.dtype = *request.dtype;
+  if (request.persistable) v.persistable = *request.persistable;
+  v.stop_gradient = request.stop_gradient;
+  if (add_packed_var(block, v)) return request.name;
+  Var* existing = block.find_var(request.name);  // declared: it must agree
   auto clash = [&](const std::string& field, const std::string& have,
                    const std::string& want) {
     throw Error(std::string(pass) + ": block " + std::to_string(block.idx) + " already has var '" +
