@@ -92,6 +92,15 @@ std::optional<Block::VarEntry> Block::find_var_entry(std::string_view name) cons
   return VarEntry::of(**node);
 }
 
+std::optional<Var> Block::copy_var(std::string_view name) const {
+  const auto lock = lock_wire_vars();
+  if (const std::size_t i = wire_var_index(name); i != WireVars::npos)
+    return wire_vars_->copy(i);
+  const VarIndex::Node* node = var_index_.find(name);
+  if (!node) return std::nullopt;
+  return **node;
+}
+
 void Block::adopt_wire_vars(std::unique_ptr<WireVars> vars) {
   if (!vars_.empty() || wire_vars_)
     throw Error("internal error: adopt_wire_vars on a block with vars");

@@ -67,6 +67,11 @@ class Block {
   Var& var(std::string_view name);
   const Var& var(std::string_view name) const;
   bool has_var(std::string_view name) const { return find_var_entry(name).has_value(); }
+  // A copy of the var named `name` (nullopt when it is not declared), decoded
+  // from its bytes when it is still bytes, which it stays: for a rewrite that
+  // reads a field or two of each parameter (its shape), which find_var would
+  // leave decoded, a Var per parameter for good.
+  std::optional<Var> copy_var(std::string_view name) const;
   bool remove_var(std::string_view name);
   std::size_t var_count() const;
   // Iteration in declaration order: for (const Var& v : block.vars()).

@@ -84,6 +84,11 @@ class WireVars {
     return r.decoded ? &r.var->front() : nullptr;
   }
   Var& decode(std::size_t i) const;
+  // The record's Var, decoded afresh when it is still bytes (and left so).
+  Var copy(std::size_t i) const {
+    const Record& r = records_[i];
+    return r.decoded ? r.var->front() : decode_(r.bytes());
+  }
   // Drops the record (and its Var, when decoded).
   void remove(std::size_t i);
   // Every record not removed, as Vars in order (decoded ones keep their

@@ -14,18 +14,20 @@ namespace ctp {
 void LocalSgdTranspiler::rewrite_startup(Program& startup, const RewriteContext& context) const {
   rewrite_collective_startup(*this, startup, context);
   Block& block = startup.global_block();
-  std::vector<const Var*> params;
+  // Copies: each is read for its name and shape, and stays bytes in the block.
+  std::vector<Var> params;
   for (const std::string& name : context.parameters->names)
-    if (const Var* var = block.find_var(name); var && !var->is_distributed) params.push_back(var);
-  for (const Var* param : params) {
+    if (std::optional<Var> var = block.copy_var(name); var && !var->is_distributed)
+      params.push_back(std::move(*var));
+  for (const Var& param : params) {
     // No dtype: the reference passes none here (unlike in the main program).
     const std::string snapshot = create_var(block,
-                                     VarRequest{.name = snapshot_name(param->name),
-                                                .shape = param->shape,
+                                     VarRequest{.name = snapshot_name(param.name),
+                                                .shape = param.shape,
                                                 .persistable = true,
                                                 .stop_gradient = true},
                                      context.pass);
-    block.append_op(make_op("assign", {{"X", {param->name}}}, {{"Out", {snapshot}}},
+    block.append_op(make_op("assign", {{"X", {param.name}}}, {{"Out", {snapshot}}},
                             {{kOpRoleAttr, Attribute(op_role::kForward)}}));
   }
 }
@@ -41,7 +43,7 @@ void LocalSgdTranspiler::rewrite_main(Program& main, const RewriteContext& conte
   int ring_id = -1;
   for_each_op_reversed(block, pass, [&](Block::OpHandle it, const OpSite& site) {
     if (!is_update_op(*it)) return;
-    const Var& param = require_var(site, first_input(site, "Param"), "Param");
+    const Var param = require_var_copy(site, first_input(site, "Param"), "Param");
     last_param = param.name;
     if (param.is_distributed) return;
     const std::string snapshot = create_var(block,

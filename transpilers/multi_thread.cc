@@ -74,7 +74,7 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
     for (const char* attr : kAttrs) attrs.push_back({attr, require_attr(site, attr)});
     // The copies get no op_role from the reference, hence Paddle's default, last.
     attrs.push_back({kOpRoleAttr, Attribute(op_role::kForward)});
-    const std::vector<int64_t> param_shape = require_var(site, param_name, "Param").shape;
+    const std::vector<int64_t> param_shape = require_var_copy(site, param_name, "Param").shape;
     std::vector<std::string> pieces;
     pieces.reserve(static_cast<std::size_t>(allgather_ranks));
     for (int i = 0; i < allgather_ranks; ++i)

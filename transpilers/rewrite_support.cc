@@ -48,6 +48,11 @@ Block::VarEntry require_var_entry(const OpSite& site, const std::string& name,
   fail_undeclared(site, name, role);
 }
 
+Var require_var_copy(const OpSite& site, const std::string& name, std::string_view role) {
+  if (std::optional<Var> v = site.block.copy_var(name)) return std::move(*v);
+  fail_undeclared(site, name, role);
+}
+
 std::optional<int64_t> op_role_at(const OpSite& site) {
   try {
     return get_op_role(site.op);

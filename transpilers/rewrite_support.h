@@ -36,6 +36,10 @@ const Var& require_var(const OpSite& site, const std::string& name, std::string_
 // for a rewrite that needs no more than the name and is_distributed.
 Block::VarEntry require_var_entry(const OpSite& site, const std::string& name,
                                   std::string_view role);
+// require_var's lookup and error, as a copy that leaves a var held as bytes
+// so (Block::copy_var): for a rewrite that reads a field or two (the shape)
+// of each parameter.
+Var require_var_copy(const OpSite& site, const std::string& name, std::string_view role);
 
 // The op's role bits (nullopt without op_role) and op_role_var pairs, with
 // errors that name the site.
