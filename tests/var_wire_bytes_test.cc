@@ -204,6 +204,21 @@ TEST(VarWireBytes, PackedVarsAreHeldAsBytesInDeclarationOrder) {
   EXPECT_EQ(names_in_order(block), walked);
 }
 
+// copy_var reads a var held as bytes without keeping it decoded.
+TEST(VarWireBytes, ACopiedVarStaysBytes) {
+  const std::string bytes = three_vars();
+  Program owned = read_owned(bytes);
+  const Block& block = owned.global_block();
+  const std::optional<Var> w = block.copy_var("w");
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(*w, parse_program_proto(bytes, "copied.pb").global_block().var("w"));
+  EXPECT_EQ(block.find_var_entry("w")->var, nullptr);
+  EXPECT_FALSE(block.copy_var("absent").has_value());
+  // A decoded var is copied as it now is.
+  owned.global_block().var("x").shape = {5};
+  EXPECT_EQ(block.copy_var("x")->shape, std::vector<int64_t>{5});
+}
+
 TEST(VarWireBytes, APackedVarInABlockOfVarsIsAVar) {
   Program program = Program::with_global_block();
   EXPECT_TRUE(add_packed_var(program.global_block(), new_var("p", {4}, true)));
