@@ -173,9 +173,11 @@ std::pair<std::size_t, bool> WireVars::emplace_decoded(Var&& var) {
   auto node = std::make_unique<std::list<Var>>();
   node->push_back(std::move(var));
   Record record;
-  record.var = node.release();
+  record.var = node.get();
   record.decoded = true;
-  return {append_at(probe, record), true};
+  const std::size_t r = append_at(probe, record);
+  node.release();  // the record owns it now (~WireVars, take_all)
+  return {r, true};
 }
 
 WireVars::~WireVars() {
