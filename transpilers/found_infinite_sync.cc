@@ -17,11 +17,11 @@ Op cast_op(const std::string& from, DataType from_type, const std::string& to, D
 
 }  // namespace
 
-int insert_found_infinite_allreduce(Block& block, std::string_view pass) {
+int insert_found_infinite_allreduce(Block& block, const std::vector<Block::OpHandle>& checks,
+                                    std::string_view pass) {
   int synced = 0;
   const Attribute optimize(op_role::kOptimize);
-  for (auto it = block.ops().begin(); it != block.ops().end(); ++it) {
-    if (it->type != "check_finite_and_unscale") continue;
+  for (const Block::OpHandle it : checks) {
     const std::vector<std::string>* found = it->output("FoundInfinite");
     if (!found || found->size() != 1) continue;
     const std::string& flag = found->front();
@@ -39,7 +39,7 @@ int insert_found_infinite_allreduce(Block& block, std::string_view pass) {
     at = block.insert_op_after(
         at, make_in_place_op("c_sync_comm_stream", wide,
                              {{"ring_id", Attribute(int32_t{0})}, {kOpRoleAttr, optimize}}));
-    it = block.insert_op_after(at, cast_op(wide, DataType::INT32, flag, DataType::BOOL));
+    block.insert_op_after(at, cast_op(wide, DataType::INT32, flag, DataType::BOOL));
     ++synced;
   }
   return synced;

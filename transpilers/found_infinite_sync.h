@@ -9,12 +9,17 @@
 // overflowed" and all skip and rescale together.
 #pragma once
 #include <string_view>
+#include <vector>
 
 #include "program_ir/block.h"
 
 namespace ctp {
 
-// Returns how many flags it synchronised (0: the program has no loss scaling).
-int insert_found_infinite_allreduce(Block& block, std::string_view pass);
+// `checks`: the block's check_finite_and_unscale ops, in block order (a
+// rewrite that walks every op anyway collects them, which spares a walk of
+// the whole block here). Returns how many flags it synchronised (0: the
+// program has no loss scaling).
+int insert_found_infinite_allreduce(Block& block, const std::vector<Block::OpHandle>& checks,
+                                    std::string_view pass);
 
 }  // namespace ctp

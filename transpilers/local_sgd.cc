@@ -1,5 +1,6 @@
 #include "transpilers/local_sgd.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -41,7 +42,9 @@ void LocalSgdTranspiler::rewrite_main(Program& main, const RewriteContext& conte
   std::vector<std::pair<std::string, std::string>> param_snapshots;  // reverse op order
   std::optional<std::string> last_param;
   int ring_id = -1;
+  std::vector<Block::OpHandle> checks;  // check_finite_and_unscale ops, last first
   for_each_op_reversed(block, pass, [&](Block::OpHandle it, const OpSite& site) {
+    if (it->type == "check_finite_and_unscale") checks.push_back(it);
     if (!is_update_op(*it)) return;
     const Var param = require_var_copy(site, first_input(site, "Param"), "Param");
     last_param = param.name;
@@ -84,7 +87,9 @@ void LocalSgdTranspiler::rewrite_main(Program& main, const RewriteContext& conte
   }
   // Each rank checks its own gradients here (none are reduced): agree on
   // an overflow so that all skip and rescale together.
-  insert_found_infinite_allreduce(block, pass);
+  // (The rewrite above adds no such op.)
+  std::reverse(checks.begin(), checks.end());
+  insert_found_infinite_allreduce(block, checks, pass);
 }
 
 TranspilerRegistration local_sgd_registration() {
