@@ -65,20 +65,24 @@ struct WireOp {
   // asking for a slot the op lacks then seldom reads its bytes (a rewrite
   // asks every op whether it has Param, Grad and LearningRate). Whoever
   // makes a WireOp fills them (the reader and packed_op do).
-  uint64_t input_names = 0;
-  uint64_t output_names = 0;
+  uint32_t input_names = 0;
+  uint32_t output_names = 0;
   // What the bytes say of the fields Op keeps as public members, so that a
   // change to them is seen when the op is written: the type as where it
-  // lies in `bytes` (set_type; 8 bytes where a view took 16).
+  // lies in `bytes` (set_type). 48 bytes in all: an Op holds one, and a
+  // large program has a million ops.
   uint32_t type_at = 0;
-  uint32_t type_size = 0;
+  uint16_t type_size = 0;
   bool is_target = false;
   bool is_target_explicit = false;
+  // The longest type a WireOp can say (an op with a longer one, which no
+  // real program has, is held decoded).
+  static constexpr std::size_t kMaxTypeSize = UINT16_MAX;
   std::string_view type() const { return bytes.substr(type_at, type_size); }
-  // `type` lies within `bytes`.
+  // `type` lies within `bytes` and is at most kMaxTypeSize long.
   void set_type(std::string_view type) {
     type_at = static_cast<uint32_t>(type.data() - bytes.data());
-    type_size = static_cast<uint32_t>(type.size());
+    type_size = static_cast<uint16_t>(type.size());
   }
   bool empty() const { return bytes.empty(); }
 };

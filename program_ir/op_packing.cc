@@ -21,7 +21,7 @@ struct EncodedOp {
   std::string bytes;
   std::size_t type_at = 0;
   std::size_t attrs_from = 0, attrs_to = 0;
-  uint64_t input_names = 0, output_names = 0;
+  uint32_t input_names = 0, output_names = 0;
   uint32_t op_role_at = WireAttrs::kAbsent;
   uint32_t op_role_var_at = WireAttrs::kAbsent;
   const NamedAttribute* op_role = nullptr;
@@ -128,9 +128,23 @@ class PackedBytes {
 
 thread_local PackedBytes packed_bytes;
 
+// `parts` as an op built in memory, for a type too long for a WireOp to say.
+Op unpacked_op(const OpParts& parts) {
+  Op op(std::string(parts.type), {parts.inputs.begin(), parts.inputs.end()},
+        {parts.outputs.begin(), parts.outputs.end()});
+  if (parts.wire_attrs)
+    op.set_wire_attrs(*parts.wire_attrs);
+  else
+    op.mutable_attrs().assign(parts.attrs.begin(), parts.attrs.end());
+  op.is_target = parts.is_target;
+  op.is_target_explicit = parts.is_target_explicit;
+  return op;
+}
+
 }  // namespace
 
 Op packed_op(const OpParts& parts) {
+  if (parts.type.size() > WireOp::kMaxTypeSize) return unpacked_op(parts);
   const EncodedOp encoded = encode(parts);
   const auto [bytes, owner] = packed_bytes.keep(encoded.bytes);
 

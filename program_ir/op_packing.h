@@ -25,6 +25,8 @@ struct OpParts {
 // one allocation of its own; its slots and attributes decoded only when asked
 // for; written back as those bytes. The reader's notes (slot names, where
 // op_role and op_role_var lie, op_role's value) are taken while encoding.
+// An op whose type is longer than WireOp::kMaxTypeSize comes back built in
+// memory, as the reader holds one.
 //
 // Why: a rewrite of a large program adds an op or more per parameter
 // (local_sgd six, multi_thread's all_gather a copy of each adam op per

@@ -42,7 +42,7 @@ struct AttrFields {
 
 // What an op read from `bytes` keeps of them.
 WireOp wire_op_of(std::string_view bytes, const InputOwner& input, std::string_view type_bytes,
-                  const Op& op, uint64_t input_names, uint64_t output_names) {
+                  const Op& op, uint32_t input_names, uint32_t output_names) {
   WireOp wire{.bytes = bytes,
               .owner = input.owner,
               .input_names = input_names,
@@ -114,7 +114,7 @@ Op parse_op(Reader r, SourceLocation& place, const InputOwner& input) {
       op.mutable_outputs().reserve(output_count);
     }
     long inputs = 0, outputs = 0;
-    uint64_t input_names = 0, output_names = 0;
+    uint32_t input_names = 0, output_names = 0;
     AttrFields attr_fields;
     std::size_t known = 0;
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
@@ -157,7 +157,8 @@ Op parse_op(Reader r, SourceLocation& place, const InputOwner& input) {
     keep_attrs(op, whole, attr_fields, input);
     if (!keep_bytes) return;
     const std::string_view bytes = whole.span(0, whole.remaining());
-    if (op.unknown_fields.empty() && attr_fields.one_run) {
+    if (op.unknown_fields.empty() && attr_fields.one_run &&
+        type_bytes.size() <= WireOp::kMaxTypeSize) {
       op.set_wire_op(wire_op_of(bytes, input, type_bytes, op, input_names, output_names));
     } else {
       decode_wire_slots(bytes, op.mutable_inputs(), op.mutable_outputs());

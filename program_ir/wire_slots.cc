@@ -12,10 +12,10 @@ namespace ctp {
 using namespace wire_read;
 namespace fl = fields;
 
-uint64_t slot_name_bit(std::string_view name) {
+uint32_t slot_name_bit(std::string_view name) {
   uint64_t hash = 14695981039346656037ull;  // FNV-1a
   for (char c : name) hash = (hash ^ static_cast<uint8_t>(c)) * 1099511628211ull;
-  return uint64_t{1} << (hash >> 58);
+  return uint32_t{1} << (hash >> 59);
 }
 
 std::string_view read_wire_slot(Reader r, const SourceLocation& place, Slot* out) {

@@ -22,7 +22,7 @@ namespace ctp {
 std::string_view read_wire_slot(wire::Reader r, const SourceLocation& place, Slot* out);
 
 // The bit a slot called `name` sets in WireOp::input_names/output_names.
-uint64_t slot_name_bit(std::string_view name);
+uint32_t slot_name_bit(std::string_view name);
 
 // The inputs (field 1) and outputs (field 2) of an OpDesc's bytes, in order,
 // appended to `inputs` and `outputs`. The bytes must have been checked.

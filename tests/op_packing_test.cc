@@ -145,6 +145,31 @@ TEST(OpPacking, APackedCopyOfAReadOpKeepsItsAttributeBytes) {
   EXPECT_EQ(bytes_of({packed}), *owner);
 }
 
+// A type longer than a WireOp can say (64 KiB) is read, packed and written
+// all the same, held decoded.
+TEST(OpPacking, AnOpWithAVeryLongTypeIsHeldDecoded) {
+  const std::string type(WireOp::kMaxTypeSize + 1, 't');
+  testing_pb::Pb slot;
+  slot.str(1, "X").str(2, "x");
+  testing_pb::Pb role;
+  role.str(1, std::string(kOpRoleAttr)).varint(2, 0).varint(3, op_role::kBackward);
+  testing_pb::Pb op;
+  op.msg(1, slot).str(3, type).msg(4, role);
+  auto owner = std::make_shared<const std::string>(testing_pb::one_block_program({}, {op}));
+  const Program read = parse_program_proto(*owner, "long.pb", ProtoReadOptions{.owner = owner});
+  const Op& source = read.global_block().ops().front();
+  EXPECT_EQ(source.type, type);
+  EXPECT_FALSE(source.unchanged_wire_bytes().has_value());
+  EXPECT_EQ(serialize_program_proto(read), *owner);
+  const Op packed = packed_op(source);
+  EXPECT_EQ(packed, source);
+  EXPECT_FALSE(packed.unchanged_wire_bytes().has_value());
+  EXPECT_EQ(bytes_of({packed}), *owner);
+  const Op built = packed_op(OpParts{.type = type, .inputs = source.inputs()});
+  EXPECT_EQ(built.type, type);
+  EXPECT_EQ(built.input_args("X"), std::vector<std::string>{"x"});
+}
+
 TEST(OpPacking, AnOpWithUnknownFieldsIsLeftAsItIs) {
   Op source = sample_op();
   source.unknown_fields.append(UnknownFields::kAtEnd, std::string("\x50\x01", 2));  // field 10
