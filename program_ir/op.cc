@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "program_ir/error.h"
 #include "program_ir/wire_attrs.h"
 #include "program_ir/wire_slots.h"
 
@@ -116,9 +117,9 @@ const Op::SlotLists& Op::slots() const {
 }
 
 void Op::drop_wire_op() {
-  // The attributes' bytes may lie in the OpDesc's: they keep its owner.
-  if (!wire_.empty() && !wire_.owner) wire_.owner = std::move(wire_op_.owner);
   wire_op_ = {};
+  // The owner stays while the attributes are still bytes (they lie in it).
+  if (wire_.empty()) wire_.owner.reset();
 }
 
 void Op::own_slots() {
@@ -143,13 +144,14 @@ std::vector<Slot>& Op::mutable_outputs() {
   return slots_.load(std::memory_order_relaxed)->outputs;
 }
 
-void Op::set_wire_op(WireOp wire) {
+void Op::set_wire_op(WireOp wire, std::shared_ptr<const void> owner) {
   delete slots_.exchange(nullptr, std::memory_order_acq_rel);
   drop_wire_op();
+  if (!wire_.empty() && wire_.owner != owner)
+    throw Error("internal error: an op's attributes and its OpDesc lie in other bytes");
+  wire_.owner = std::move(owner);
   slots_in_wire_ = !wire.empty();
-  // Attributes read from the same bytes need no owner of their own.
-  if (wire_.owner && wire_.owner == wire.owner) wire_.owner.reset();
-  wire_op_ = std::move(wire);
+  wire_op_ = wire;
 }
 
 std::optional<std::string_view> Op::unchanged_wire_bytes() const {
@@ -227,16 +229,14 @@ const std::vector<NamedAttribute>& Op::attrs() const {
 }
 
 std::vector<NamedAttribute>& Op::mutable_attrs() {
-  if (!wire_.empty()) {
-    if (!attrs_.load(std::memory_order_acquire))
-      attrs_.store(new std::vector<NamedAttribute>(decode_wire_attrs(wire_)),
-                   std::memory_order_release);
-    wire_ = {};
-  }
-  if (!attrs_.load(std::memory_order_relaxed)) attrs_.store(new std::vector<NamedAttribute>);
-  // The op is no longer the bytes it was read from (its slots, still valid
-  // views, are kept: own_slots decodes them).
+  if (!wire_.empty() && !attrs_.load(std::memory_order_acquire))
+    attrs_.store(new std::vector<NamedAttribute>(decode_wire_attrs(wire_)),
+                 std::memory_order_release);
+  // The op is no longer the bytes it was read from: its slots are decoded
+  // (own_slots) while the owner still keeps those bytes, then it goes.
   if (!wire_op_.empty()) own_slots();
+  wire_ = {};
+  if (!attrs_.load(std::memory_order_relaxed)) attrs_.store(new std::vector<NamedAttribute>);
   return *attrs_.load(std::memory_order_relaxed);
 }
 
@@ -281,6 +281,12 @@ bool Op::remove_attr(std::string_view name) {
 
 void Op::set_wire_attrs(WireAttrs wire) {
   delete attrs_.exchange(nullptr, std::memory_order_acq_rel);
+  // While the op keeps its OpDesc as bytes, its owner stays (set_wire_op).
+  if (!wire_op_.empty()) {
+    if (wire.owner && wire.owner != wire_.owner)
+      throw Error("internal error: an op's attributes and its OpDesc lie in other bytes");
+    wire.owner = std::move(wire_.owner);
+  }
   wire_ = std::move(wire);
 }
 

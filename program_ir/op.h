@@ -28,7 +28,9 @@ struct Slot {
 struct WireAttrs {
   std::string_view fields;
   // Keeps `fields` alive: the input an op was read from (shared by every op
-  // of a program read lazily), or a copy of the bytes made for this op.
+  // of a program read lazily), or a copy of the bytes made for this op. In
+  // an Op that keeps its OpDesc as bytes it keeps those alive too, even
+  // when the op has no attributes (Op::set_wire_op).
   std::shared_ptr<const void> owner;
   uint32_t count = 0;
   // Every Attr message starts with its name and holds no other name field
@@ -59,8 +61,7 @@ struct WireAttrs {
 // is what makes a large rewrite cost little more than a copy of its input
 // (issue 15). See Op::unchanged_wire_bytes.
 struct WireOp {
-  std::string_view bytes;  // the OpDesc message's fields
-  std::shared_ptr<const void> owner;
+  std::string_view bytes;  // the OpDesc message's fields (kept alive by the Op)
   // A summary of the slots' names, a bit each (slot_name_bit, wire_slots.h):
   // asking for a slot the op lacks then seldom reads its bytes (a rewrite
   // asks every op whether it has Param, Grad and LearningRate). Whoever
@@ -69,7 +70,7 @@ struct WireOp {
   uint32_t output_names = 0;
   // What the bytes say of the fields Op keeps as public members, so that a
   // change to them is seen when the op is written: the type as where it
-  // lies in `bytes` (set_type). 48 bytes in all: an Op holds one, and a
+  // lies in `bytes` (set_type). 32 bytes in all: an Op holds one, and a
   // large program has a million ops.
   uint32_t type_at = 0;
   uint16_t type_size = 0;
@@ -165,8 +166,10 @@ class Op {
   void set_wire_attrs(WireAttrs wire);
   // For the protobuf reader: the op was read from `wire`, a checked OpDesc
   // with no unknown fields whose attributes are one run (already set with
-  // set_wire_attrs); its slots are decoded from it when first asked for.
-  void set_wire_op(WireOp wire);
+  // set_wire_attrs, from the same bytes); its slots are decoded from it when
+  // first asked for. `owner` keeps the bytes alive (one owner per op, held
+  // in wire_attrs().owner: the attributes lie in the same bytes).
+  void set_wire_op(WireOp wire, std::shared_ptr<const void> owner);
   // The OpDesc bytes the op was read from when nothing has changed it since
   // (slots, attributes, type, is_target): what the writer writes for it.
   std::optional<std::string_view> unchanged_wire_bytes() const;
@@ -203,8 +206,8 @@ class Op {
   // The attributes, likewise: decoded from wire_ while it is not empty.
   mutable std::atomic<std::vector<NamedAttribute>*> attrs_{nullptr};
   WireOp wire_op_;
-  // Its owner is empty when wire_op_'s owner keeps its bytes alive (the
-  // reader's and packed ops' attributes lie in their OpDesc's bytes).
+  // Its owner also keeps wire_op_'s bytes alive (the reader's and packed
+  // ops' attributes lie in their OpDesc's bytes): an op holds one owner.
   WireAttrs wire_;
 };
 

@@ -155,13 +155,12 @@ Op packed_op(const OpParts& parts) {
   const bool has_attrs = parts.wire_attrs ? !parts.wire_attrs->empty() : !parts.attrs.empty();
   if (has_attrs) op.set_wire_attrs(adopt_attrs(parts, encoded, bytes, owner));
   WireOp wire{.bytes = bytes,
-              .owner = owner,
               .input_names = encoded.input_names,
               .output_names = encoded.output_names,
               .is_target = parts.is_target,
               .is_target_explicit = parts.is_target_explicit};
   wire.set_type(bytes.substr(encoded.type_at, parts.type.size()));
-  op.set_wire_op(std::move(wire));
+  op.set_wire_op(wire, owner);
   return op;
 }
 

@@ -41,10 +41,9 @@ struct AttrFields {
 };
 
 // What an op read from `bytes` keeps of them.
-WireOp wire_op_of(std::string_view bytes, const InputOwner& input, std::string_view type_bytes,
+WireOp wire_op_of(std::string_view bytes, std::string_view type_bytes,
                   const Op& op, uint32_t input_names, uint32_t output_names) {
   WireOp wire{.bytes = bytes,
-              .owner = input.owner,
               .input_names = input_names,
               .output_names = output_names,
               .is_target = op.is_target,
@@ -159,7 +158,7 @@ Op parse_op(Reader r, SourceLocation& place, const InputOwner& input) {
     const std::string_view bytes = whole.span(0, whole.remaining());
     if (op.unknown_fields.empty() && attr_fields.one_run &&
         type_bytes.size() <= WireOp::kMaxTypeSize) {
-      op.set_wire_op(wire_op_of(bytes, input, type_bytes, op, input_names, output_names));
+      op.set_wire_op(wire_op_of(bytes, type_bytes, op, input_names, output_names), input.owner);
     } else {
       decode_wire_slots(bytes, op.mutable_inputs(), op.mutable_outputs());
     }
