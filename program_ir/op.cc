@@ -144,11 +144,20 @@ std::vector<Slot>& Op::mutable_outputs() {
   return slots_.load(std::memory_order_relaxed)->outputs;
 }
 
+namespace {
+
+// An op holds one owner for its OpDesc and attribute bytes (op.h: wire_).
+void require_one_owner(const std::shared_ptr<const void>& a, const std::shared_ptr<const void>& b) {
+  if (a != b)
+    throw Error("internal error: an op's attributes and its OpDesc lie in other bytes");
+}
+
+}  // namespace
+
 void Op::set_wire_op(WireOp wire, std::shared_ptr<const void> owner) {
   delete slots_.exchange(nullptr, std::memory_order_acq_rel);
   drop_wire_op();
-  if (!wire_.empty() && wire_.owner != owner)
-    throw Error("internal error: an op's attributes and its OpDesc lie in other bytes");
+  if (!wire_.empty()) require_one_owner(wire_.owner, owner);
   wire_.owner = std::move(owner);
   slots_in_wire_ = !wire.empty();
   wire_op_ = wire;
@@ -283,8 +292,7 @@ void Op::set_wire_attrs(WireAttrs wire) {
   delete attrs_.exchange(nullptr, std::memory_order_acq_rel);
   // While the op keeps its OpDesc as bytes, its owner stays (set_wire_op).
   if (!wire_op_.empty()) {
-    if (wire.owner && wire.owner != wire_.owner)
-      throw Error("internal error: an op's attributes and its OpDesc lie in other bytes");
+    if (wire.owner) require_one_owner(wire.owner, wire_.owner);
     wire.owner = std::move(wire_.owner);
   }
   wire_ = std::move(wire);

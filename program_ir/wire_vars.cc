@@ -50,53 +50,6 @@ void WireVars::set(std::size_t i, std::string_view bytes, std::string_view name,
 }
 
 template <typename Entry>
-std::size_t WireVars::index_into(std::vector<Entry>& index, std::size_t room) {
-  using Codec = EntryCodec<Entry>;
-  const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * room, 16));
-  index.assign(capacity, 0);
-  const std::size_t mask = capacity - 1;
-  for (std::size_t r = 0; r < records_.size(); ++r) {
-    if (records_[r].removed) continue;
-    const std::string_view name = records_[r].name();
-    const uint32_t hash = hash32(name);
-    std::size_t i = hash & mask;
-    for (; index[i] != 0; i = (i + 1) & mask)
-      if (Codec::tag_matches(index[i], hash) && records_[Codec::record(index[i])].name() == name)
-        return r;
-    index[i] = Codec::pack(hash, r);
-  }
-  return npos;
-}
-
-std::size_t WireVars::index_names(IndexWidth width) {
-  constexpr std::size_t kSmall = EntryCodec<uint32_t>::kRecordMask;  // record + 1 fits
-  if (width == IndexWidth::kFit && records_.size() < kSmall)
-    return index_into(index32_, records_.size());
-  return index_into(index64_, records_.size());
-}
-
-template <typename Entry>
-std::size_t WireVars::find_in(const std::vector<Entry>& index, std::string_view name) const {
-  using Codec = EntryCodec<Entry>;
-  const std::size_t mask = index.size() - 1;
-  const uint32_t hash = hash32(name);
-  for (std::size_t i = hash & mask; index[i] != 0; i = (i + 1) & mask) {
-    if (!Codec::tag_matches(index[i], hash)) continue;
-    // A removed record's name matches nothing (the block may declare it
-    // again, outside the records).
-    const std::size_t r = Codec::record(index[i]);
-    if (!records_[r].removed && records_[r].name() == name) return r;
-  }
-  return npos;
-}
-
-std::size_t WireVars::find(std::string_view name) const {
-  if (!index32_.empty()) return find_in(index32_, name);
-  if (!index64_.empty()) return find_in(index64_, name);
-  return npos;
-}
-
-template <typename Entry>
 WireVars::Probe WireVars::probe_in(const std::vector<Entry>& index, std::string_view name) const {
   using Codec = EntryCodec<Entry>;
   const std::size_t mask = index.size() - 1;
@@ -112,6 +65,33 @@ WireVars::Probe WireVars::probe_in(const std::vector<Entry>& index, std::string_
   }
   probe.slot = i;
   return probe;
+}
+
+template <typename Entry>
+std::size_t WireVars::index_into(std::vector<Entry>& index, std::size_t room) {
+  using Codec = EntryCodec<Entry>;
+  const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * room, 16));
+  index.assign(capacity, 0);
+  for (std::size_t r = 0; r < records_.size(); ++r) {
+    if (records_[r].removed) continue;
+    const Probe probe = probe_in(index, records_[r].name());
+    if (probe.existing != npos) return r;
+    index[probe.slot] = Codec::pack(probe.hash, r);
+  }
+  return npos;
+}
+
+std::size_t WireVars::index_names(IndexWidth width) {
+  constexpr std::size_t kSmall = EntryCodec<uint32_t>::kRecordMask;  // record + 1 fits
+  if (width == IndexWidth::kFit && records_.size() < kSmall)
+    return index_into(index32_, records_.size());
+  return index_into(index64_, records_.size());
+}
+
+std::size_t WireVars::find(std::string_view name) const {
+  if (!index32_.empty()) return probe_in(index32_, name).existing;
+  if (!index64_.empty()) return probe_in(index64_, name).existing;
+  return npos;
 }
 
 WireVars::Probe WireVars::probe_for_new(std::string_view name) {

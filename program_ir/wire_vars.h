@@ -138,10 +138,9 @@ class WireVars {
   // Indexes every record not removed, with room for `room` records.
   template <typename Entry>
   std::size_t index_into(std::vector<Entry>& index, std::size_t room);
-  template <typename Entry>
-  std::size_t find_in(const std::vector<Entry>& index, std::string_view name) const;
-  // Where a new record named `name` goes in the index (which first grows
-  // to take one more), or the record not removed that has the name.
+  // The record not removed named `name`, or where a record of that name
+  // would go (find, index_into, and probe_for_new, which first grows the
+  // index to take one more).
   struct Probe {
     std::size_t existing = npos;
     std::size_t slot = 0;

@@ -105,10 +105,11 @@ void insert_grad_collectives(Block& block, int nrings, const GradCollective& col
     for (const ParamGrad& pair : op.pairs) {
       // Without on_param the walk needs no more of the pair's vars than that
       // they are declared and whether the param is distributed: their
-      // entries, so that vars read from a file stay their bytes.
+      // entries, so that vars read from a file stay their bytes (on_param
+      // gets a copy, for the same reason).
       bool distributed;
       if (collective.on_param) {
-        const Var& param = op.param(pair);
+        const Var param = op.param_copy(pair);
         collective.on_param(pair, param);
         distributed = param.is_distributed;
       } else {
@@ -145,10 +146,10 @@ CollectedGrads collect_grads(Block& block, WalkOrder order, std::string_view pas
   std::size_t op_number = 0;
   for_each_grad_op(block, pass, order, [&](const GradOp& op) {
     for (const ParamGrad& pair : op.pairs) {
-      const Var& param = op.param(pair);
+      const bool distributed = op.param_entry(pair).is_distributed;  // all it reads of the param
       const Var& grad = op.grad(pair);
       out.saw_grad = true;
-      if (param.is_distributed) continue;
+      if (distributed) continue;
       out.grads.push_back(CollectedGrad{&grad, op.handle, op.site, op_number});
     }
     ++op_number;

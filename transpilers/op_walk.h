@@ -40,6 +40,10 @@ struct GradOp {
   Block::VarEntry grad_entry(const ParamGrad& pair) const {
     return require_var_entry(site, pair.grad, "op_role_var grad");
   }
+  // The param as a copy, leaving a var held as bytes so (Block::copy_var).
+  Var param_copy(const ParamGrad& pair) const {
+    return require_var_copy(site, pair.param, "op_role_var param");
+  }
 };
 
 enum class WalkOrder { kLastFirst, kFirstLast };
