@@ -9,6 +9,7 @@
 #include "samples/mlp_model.h"
 #include "tests/executor_process_util.h"
 #include "tests/kernels_test_util.h"
+#include "tests/launch_test_util.h"
 
 namespace ctp {
 namespace {
@@ -194,7 +195,10 @@ TEST_F(ExecutorCmdRun, RunsTranspiledProgramsUnderLaunch) {
 #ifndef CTP_HAVE_GLOO
   GTEST_SKIP() << "built without Gloo";
 #endif
-  const int port = 20000 + static_cast<int>(::getpid() % 20000);
+  // A free pair (port, port + 1): ports from the pid collide between tests
+  // that ctest runs at once with neighbouring pids.
+  const int port = test::free_port_pair();
+  ASSERT_NE(port, 0) << "no free pair of ports";
   const std::string endpoints =
       "127.0.0.1:" + std::to_string(port) + ",127.0.0.1:" + std::to_string(port + 1);
   const std::string cli = CTP_CLI_PATH;

@@ -15,6 +15,7 @@
 #include "program_ir/program_io.h"
 #include "tests/executor_process_util.h"
 #include "tests/kernels_test_util.h"
+#include "tests/launch_test_util.h"
 
 namespace ctp {
 namespace {
@@ -104,7 +105,10 @@ TEST(MinimizeCli, ForwardMlpTrainsOnTwoGlooWorkers) {
                                               "--learning-rate 0.05 -o " + (dir / "train")));
   ASSERT_EQ(r.exit_code, 0) << r.output;
   EXPECT_THAT(r.output, HasSubstr("4 parameter(s) updated by adam"));
-  const int port = 21000 + static_cast<int>(::getpid() % 20000);
+  // A free pair (port, port + 1): ports from the pid collide between tests
+  // that ctest runs at once with neighbouring pids.
+  const int port = test::free_port_pair();
+  ASSERT_NE(port, 0) << "no free pair of ports";
   const std::string endpoints =
       "127.0.0.1:" + std::to_string(port) + ",127.0.0.1:" + std::to_string(port + 1);
   r = run_command(kCli + " transpile --mode grad_allreduce --all-ranks --endpoints " + endpoints +

@@ -10,6 +10,7 @@
 #include "program_ir/atomic_file.h"
 #include "tests/executor_process_util.h"
 #include "tests/kernels_test_util.h"
+#include "tests/launch_test_util.h"
 #include "tests/realworld_files.h"
 
 namespace ctp {
@@ -82,7 +83,10 @@ TEST_P(RealWorldTraining, SavedProgramTrainsOnTwoWorkers) {
 
   const test::TempDir dir("realworld_training");
   for (int rank = 0; rank < 2; ++rank) write_shard(dir.path(), t, rank, 32);
-  const int port = 20000 + static_cast<int>(::getpid() % 20000);
+  // A free pair (port, port + 1): ports from the pid collide between tests
+  // that ctest runs at once with neighbouring pids.
+  const int port = test::free_port_pair();
+  ASSERT_NE(port, 0) << "no free pair of ports";
   const std::string endpoints =
       "127.0.0.1:" + std::to_string(port) + ",127.0.0.1:" + std::to_string(port + 1);
   const std::string cli = CTP_CLI_PATH, out = dir / "out";
