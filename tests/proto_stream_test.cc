@@ -103,17 +103,18 @@ TEST(ProtoStream, ALargeProgramIsHandedOverInBoundedPieces) {
   EXPECT_EQ(serialize_program_proto(parse_program_proto(sink.bytes(), "streamed")), whole);
 }
 
-// A staged file keeps the order of its appends whatever their sizes: small
-// pieces are buffered, large ones written straight through after what is
-// buffered (a packed op of a few hundred KiB, say a coalesce_tensor of
-// every gradient, comes between pieces of the writer's chunk size).
+// A staged file keeps the order of its appends whatever their sizes: they
+// fill a buffer while the sink's own thread writes the one before (a packed
+// op of a few hundred KiB, say a coalesce_tensor of every gradient, comes
+// between pieces of the writer's chunk size; a piece may span buffers).
 TEST(ProtoStream, AStagedFileKeepsTheOrderOfSmallAndLargeAppends) {
   test::TempDir dir("proto_stream_order");
   const std::string out = dir / "mixed.bin";
   std::string expected;
   OutputSet output(dir.path().string());
   output.stage_streamed(out, [&](ByteSink& s) {
-    const std::size_t sizes[] = {10, 70 * 1024, 3, 5, 200 * 1024, 64 * 1024, 1, 1 << 20, 7};
+    const std::size_t sizes[] = {10, 70 * 1024, 3, 5, 200 * 1024, 64 * 1024, 1, 1 << 20, 7,
+                                 3 << 20, (1 << 20) - 7, 11};
     char fill = 'a';
     for (std::size_t size : sizes) {
       const std::string piece(size, fill++);
