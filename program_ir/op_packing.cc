@@ -18,7 +18,7 @@ namespace fl = fields;
 
 // Where the parts of an encoded OpDesc lie, and what the reader would note.
 struct EncodedOp {
-  std::string bytes;
+  std::string& bytes;
   std::size_t type_at = 0;
   std::size_t attrs_from = 0, attrs_to = 0;
   uint32_t input_names = 0, output_names = 0;
@@ -29,9 +29,11 @@ struct EncodedOp {
 
 // Encodes `parts` as the writer's write_op does (same field order, same
 // helpers), noting what adopt needs on the way.
-EncodedOp encode(const OpParts& parts) {
-  EncodedOp out;
-  out.bytes.reserve(512);  // a rewrite's new ops are a few hundred bytes
+// Into `scratch`, which it overwrites (then copied into a chunk: one
+// buffer per thread, so that an op's encoding allocates nothing).
+EncodedOp encode(const OpParts& parts, std::string& scratch) {
+  scratch.clear();
+  EncodedOp out{.bytes = scratch};
   wire::Writer w(out.bytes);
   for (const Slot& slot : parts.inputs) {
     proto_write::write_slot(w, fl::op::kInputs, slot);
@@ -145,7 +147,8 @@ Op unpacked_op(const OpParts& parts) {
 
 Op packed_op(const OpParts& parts) {
   if (parts.type.size() > WireOp::kMaxTypeSize) return unpacked_op(parts);
-  const EncodedOp encoded = encode(parts);
+  thread_local std::string scratch;
+  const EncodedOp encoded = encode(parts, scratch);
   const auto [bytes, owner] = packed_bytes.keep(encoded.bytes);
 
   Op op;

@@ -485,14 +485,14 @@ std::string serialize_program_proto(const Program& program) {
 
 namespace proto_write {
 
-std::string encode_var_desc(const Var& var) {
-  std::string field;
-  wire::Writer w(field);
+std::string_view encode_var_desc(const Var& var, std::string& scratch) {
+  scratch.clear();
+  wire::Writer w(scratch);
   write_var(w, var);
   // The bytes are the vars field of a BlockDesc: its key, its length, the VarDesc.
-  wire::Reader r(field, 0);
+  wire::Reader r(scratch, 0);
   r.read_tag();
-  return std::string(r.read_bytes());
+  return r.read_bytes();
 }
 
 }  // namespace proto_write

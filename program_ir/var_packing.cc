@@ -25,7 +25,9 @@ std::string_view name_within(std::string_view bytes) {
 }  // namespace
 
 bool add_packed_var(Block& block, const Var& var) {
-  const std::string bytes = proto_write::encode_var_desc(var);
+  // Encoded here, then copied into the block's own storage.
+  thread_local std::string scratch;
+  const std::string_view bytes = proto_write::encode_var_desc(var, scratch);
   const WireVarFlags flags{.persistable = var.persistable,
                            .is_parameter = var.is_parameter,
                            .is_distributed = var.is_distributed};

@@ -15,20 +15,18 @@ namespace ctp {
 void LocalSgdTranspiler::rewrite_startup(Program& startup, const RewriteContext& context) const {
   rewrite_collective_startup(*this, startup, context);
   Block& block = startup.global_block();
-  // Copies: each is read for its name and shape, and stays bytes in the block.
-  std::vector<Var> params;
-  for (const std::string& name : context.parameters->names)
-    if (std::optional<Var> var = block.copy_var(name); var && !var->is_distributed)
-      params.push_back(std::move(*var));
-  for (const Var& param : params) {
+  for (const std::string& name : context.parameters->names) {
+    // A copy, read for its shape: the param stays bytes in the block.
+    const std::optional<Var> param = block.copy_var(name);
+    if (!param || param->is_distributed) continue;
     // No dtype: the reference passes none here (unlike in the main program).
     const std::string snapshot = create_var(block,
-                                     VarRequest{.name = snapshot_name(param.name),
-                                                .shape = param.shape,
+                                     VarRequest{.name = snapshot_name(name),
+                                                .shape = param->shape,
                                                 .persistable = true,
                                                 .stop_gradient = true},
                                      context.pass);
-    block.append_op(make_op("assign", {{"X", {param.name}}}, {{"Out", {snapshot}}},
+    block.append_op(make_op("assign", {{"X", {name}}}, {{"Out", {snapshot}}},
                             {{kOpRoleAttr, Attribute(op_role::kForward)}}));
   }
 }
