@@ -7,4 +7,15 @@ std::string NameGenerator::generate(std::string_view key) {
   return it->first + "_" + std::to_string(it->second++);
 }
 
+bool NameGenerator::used(std::string_view key) const {
+  return next_id_.contains(std::string(key));
+}
+
+std::vector<std::string> NameGenerator::keys() const {
+  std::vector<std::string> keys;
+  keys.reserve(next_id_.size());
+  for (const auto& [key, next] : next_id_) keys.push_back(key);
+  return keys;
+}
+
 }  // namespace ctp

@@ -6,12 +6,16 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace ctp {
 
 class NameGenerator {
  public:
   std::string generate(std::string_view key);
+  // Whether generate(key) has run, and every key it has run for (any order).
+  bool used(std::string_view key) const;
+  std::vector<std::string> keys() const;
 
  private:
   std::unordered_map<std::string, int> next_id_;
