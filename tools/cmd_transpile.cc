@@ -269,8 +269,8 @@ std::pair<Program, Program> load_programs(const std::string& startup_path,
 // its IR and its mapped input are a sixth of a large transpile's peak
 // memory, and freeing them there costs the rewrite nothing (issue 15). Its
 // heap was another thread's (glibc's per-thread arenas), which main's
-// rewrite does not reuse, so it goes back to the system (malloc_trim): 6
-// MiB of a 100k-op local_sgd's peak.
+// rewrite does not reuse, so it goes back to the system (malloc_trim): about
+// 5 MiB of a 100k-op local_sgd's peak.
 void transpile_and_stage(const Transpiler& transpiler, Program startup, Program& main,
                          OutputSet& output, const fs::path& dir, const Emit& emit) {
   BackgroundTask startup_stage;
