@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "program_ir/atomic_file.h"
 
@@ -30,6 +31,18 @@ MappedFile::MappedFile(const std::string& path) {
   // Not mapped (a directory, a pipe, an empty or unreadable file): read_file
   // reads it or says why it cannot.
   if (!map_) read_ = read_file(path);
+}
+
+void MappedFile::release(const char* from, const char* to) const {
+  if (!map_) return;
+  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  // Whole pages only: the first one that starts at or after `from`.
+  const std::uintptr_t first = (reinterpret_cast<std::uintptr_t>(from) + page - 1) & ~(page - 1);
+  const std::uintptr_t last = reinterpret_cast<std::uintptr_t>(to) & ~(page - 1);
+  if (last <= first) return;
+  // A hint: the mapping is private and never written, so its bytes are the
+  // file's whether or not this takes.
+  (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

@@ -23,10 +23,42 @@ class MappedFile {
 
   std::string_view bytes() const { return map_ ? std::string_view(map_, size_) : read_; }
 
+  // Gives the pages that lie wholly within [from, to) of bytes() back to the
+  // page cache: the bytes stay as they are, and reading them again maps them
+  // again (a minor fault each 64 KiB or so). Nothing for a file read into
+  // memory. Why: a transpile holds its input for the writer, which copies
+  // each unchanged op and var from it; held mapped between the read and the
+  // write, the input was half of a large transpile's peak memory (issue 15).
+  void release(const char* from, const char* to) const;
+  void release_all() const { release(bytes().data(), bytes().data() + bytes().size()); }
+  bool mapped() const { return map_ != nullptr; }
+
  private:
   char* map_ = nullptr;
   std::size_t size_ = 0;
   std::string read_;  // the bytes of a file that cannot be mapped
+};
+
+// Gives a mapped input's pages back behind a pass that reads it front to
+// back (the protobuf writer's passes): passed(p) says the pass has read
+// everything before p, and every kStep bytes the pages before p go back, so
+// that the pass holds a few MiB of its input instead of all of it. A pass
+// that goes back to an earlier byte (an op moved up) just maps it again.
+class PagesBehind {
+ public:
+  explicit PagesBehind(const MappedFile& file)
+      : file_(file), released_(file.bytes().data()), end_(released_ + file.bytes().size()) {}
+  void passed(const char* p) {
+    if (p < released_ || p >= end_ || static_cast<std::size_t>(p - released_) < kStep) return;
+    file_.release(released_, p);
+    released_ = p;
+  }
+
+ private:
+  static constexpr std::size_t kStep = std::size_t{4} << 20;
+  const MappedFile& file_;
+  const char* released_;
+  const char* end_;
 };
 
 }  // namespace ctp

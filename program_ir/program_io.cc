@@ -83,13 +83,18 @@ Program parse_program(std::string_view bytes, const std::string& source) {
   return parse_program_owned(bytes, source, nullptr);
 }
 
-Program load_program_file(const std::string& path) {
+MappedProgram load_program_mapped(const std::string& path) {
   auto file = std::make_shared<const MappedFile>(path);
   // The program's ops keep views of the mapped bytes (and the mapping alive)
   // instead of copies of them: a large program then costs little more memory
   // than its file, and an op nothing changes is written back as it came.
   const std::string_view bytes = file->bytes();
-  return parse_program_owned(bytes, path, std::move(file));
+  Program program = parse_program_owned(bytes, path, file);
+  return {std::move(program), std::move(file)};
+}
+
+Program load_program_file(const std::string& path) {
+  return load_program_mapped(path).program;
 }
 
 std::string serialize_program(const Program& program, ProgramFormat format) {

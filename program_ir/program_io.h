@@ -1,9 +1,11 @@
 // Loading a program from bytes or a file in either of its exchange formats,
 // told apart by content, and writing it in a chosen one.
 #pragma once
+#include <memory>
 #include <string>
 #include <string_view>
 
+#include "program_ir/mapped_file.h"
 #include "program_ir/program.h"
 
 namespace ctp {
@@ -22,6 +24,13 @@ ProgramFormat detect_program_format(std::string_view bytes);
 Program parse_program(std::string_view bytes, const std::string& source);
 // Reads and parses a file (ctp::read_file); errors name the path.
 Program load_program_file(const std::string& path);
+// The same, with the mapped file the program's ops and vars view (a caller
+// may give its pages back between uses: MappedFile::release).
+struct MappedProgram {
+  Program program;
+  std::shared_ptr<const MappedFile> file;
+};
+MappedProgram load_program_mapped(const std::string& path);
 
 std::string serialize_program(const Program& program, ProgramFormat format);
 

@@ -48,6 +48,7 @@
 #include <string>
 #include <string_view>
 
+#include "program_ir/mapped_file.h"
 #include "program_ir/program.h"
 
 namespace ctp {
@@ -74,7 +75,10 @@ Program parse_program_proto(std::string_view bytes, const std::string& source,
 std::string serialize_program_proto(const Program& program);
 // The same bytes, handed to `sink` in pieces as they are encoded (a size
 // pass over the program first, then the write), so that the output is never
-// held whole in memory. What the sink throws propagates.
-void write_program_proto(const Program& program, ByteSink& sink);
+// held whole in memory. What the sink throws propagates. With `input` (the
+// mapped file the program was read from), each pass gives the input's pages
+// back behind it (PagesBehind): the bytes written are the same.
+void write_program_proto(const Program& program, ByteSink& sink,
+                         const MappedFile* input = nullptr);
 
 }  // namespace ctp

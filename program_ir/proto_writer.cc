@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "program_ir/byte_sink.h"
@@ -153,13 +155,15 @@ void write_attrs(Out& w, const Op& op, Unknowns<Out>& unknown) {
   }
 }
 
+// Returns the bytes it wrote when the op went back as the bytes it was read
+// from (for PagesBehind), else nullopt.
 template <class Out>
-void write_op(Out& w, const Op& op) {
+std::optional<std::string_view> write_op(Out& w, const Op& op) {
   // An op that nothing changed since it was read goes back as its bytes
   // (both passes take this path, so the recorded lengths stay in step).
   if (const std::optional<std::string_view> bytes = op.unchanged_wire_bytes()) {
     w.bytes_field(fl::block::kOps, *bytes);
-    return;
+    return bytes;
   }
   auto body = w.begin_message(fl::block::kOps);
   const RawSink<Out> sink{w};
@@ -181,10 +185,12 @@ void write_op(Out& w, const Op& op) {
   }
   unknown.finish();
   w.end_message(body);
+  return std::nullopt;
 }
 
+// `behind`, when set, gives the input's pages back behind the pass.
 template <class Out>
-void write_block(Out& w, const Block& block) {
+void write_block(Out& w, const Block& block, PagesBehind* behind) {
   auto body = w.begin_message(fl::program::kBlocks);
   const RawSink<Out> sink{w};
   Unknowns<Out> unknown(block.unknown_fields, sink);
@@ -195,14 +201,17 @@ void write_block(Out& w, const Block& block) {
   // A var never decoded since it was read goes back as its bytes.
   block.for_each_var([&](const Block::VarEntry& var) {
     unknown.before_known();
-    if (var.var)
+    if (var.var) {
       write_var(w, *var.var);
-    else
+    } else {
       w.bytes_field(fl::block::kVars, var.bytes);
+      if (behind) behind->passed(var.bytes.data());
+    }
   });
   for (const Op& op : block.ops()) {
     unknown.before_known();
-    write_op(w, op);
+    const std::optional<std::string_view> read_bytes = write_op(w, op);
+    if (behind && read_bytes) behind->passed(read_bytes->data());
   }
   if (block.forward_block_idx != -1 || block.forward_block_idx_explicit) {
     unknown.before_known();
@@ -212,13 +221,16 @@ void write_block(Out& w, const Block& block) {
   w.end_message(body);
 }
 
+// With `input`, the pass gives its pages back behind it (PagesBehind).
 template <class Out>
-void write_program(Out& w, const Program& program) {
+void write_program(Out& w, const Program& program, const MappedFile* input = nullptr) {
+  std::optional<PagesBehind> behind;
+  if (input && input->mapped()) behind.emplace(*input);
   const RawSink<Out> sink{w};
   Unknowns<Out> unknown(program.unknown_fields, sink);
   for (const Block& block : program.blocks) {
     unknown.before_known();
-    write_block(w, block);
+    write_block(w, block, behind ? &*behind : nullptr);
   }
   if (program.op_compatible_map) {
     unknown.before_known();
@@ -443,12 +455,13 @@ class StreamWriter : public wire::FieldEncoder<StreamWriter> {
 namespace {
 
 // The size pass: every recorded message's length, and the whole output's.
-std::size_t count_program(const Program& program, std::vector<uint64_t>& sizes) {
+std::size_t count_program(const Program& program, std::vector<uint64_t>& sizes,
+                          const MappedFile* input = nullptr) {
   std::size_t messages = 4;
   for (const Block& b : program.blocks) messages += 1 + b.op_count() + b.var_count();
   sizes.reserve(messages);
   SizeCounter counter(sizes);
-  write_program(counter, program);
+  write_program(counter, program, input);
   return counter.total();
 }
 
@@ -460,12 +473,12 @@ void check_written(std::size_t written, std::size_t counted) {
 
 }  // namespace
 
-void write_program_proto(const Program& program, ByteSink& sink) {
+void write_program_proto(const Program& program, ByteSink& sink, const MappedFile* input) {
   std::vector<uint64_t> sizes;
-  const std::size_t total = count_program(program, sizes);
+  const std::size_t total = count_program(program, sizes, input);
   sink.expect_total(total);
   StreamWriter out(sink, sizes);
-  write_program(out, program);
+  write_program(out, program, input);
   check_written(out.finish(), total);
 }
 

@@ -179,11 +179,13 @@ std::string render(const Program& program, const Emit& emit) {
 // Staged only: run_transpile commits every file of the output at once.
 // Protobuf goes to the staged file as it is encoded (the output is never
 // whole in memory); JSON and text are rendered first.
+// `input`, when given, is the mapped file the program was read from: the
+// writer gives its pages back behind it (write_program_proto).
 void stage_program(OutputSet& output, const fs::path& path, const Program& program,
-                   const Emit& emit) {
+                   const Emit& emit, const MappedFile* input = nullptr) {
   if (emit.format == ProgramFormat::Proto) {
     output.stage_streamed(path.string(),
-                          [&](ByteSink& sink) { write_program_proto(program, sink); });
+                          [&](ByteSink& sink) { write_program_proto(program, sink, input); });
     return;
   }
   output.stage(path.string(), render(program, emit));
@@ -250,13 +252,22 @@ void finish_beside(BackgroundTask& earlier, const std::function<void()>& here) {
   if (here_error) std::rethrow_exception(here_error);
 }
 
-// Reads the two programs at once, startup's on a thread of its own.
-std::pair<Program, Program> load_programs(const std::string& startup_path,
-                                          const std::string& main_path) {
-  Program startup, main;
+// Reads the two programs at once, startup's on a thread of its own. Each
+// input's pages go back to the page cache once it is read: the rewrites
+// read a few of them, and the writer maps them again as it copies (issue
+// 15: held, the inputs were about half of a transpile's peak memory).
+std::pair<MappedProgram, MappedProgram> load_programs(const std::string& startup_path,
+                                                      const std::string& main_path) {
+  MappedProgram startup, main;
   BackgroundTask reading;
-  reading.start([&] { startup = load_program_file(startup_path); });
-  finish_beside(reading, [&] { main = load_program_file(main_path); });
+  reading.start([&] {
+    startup = load_program_mapped(startup_path);
+    startup.file->release_all();
+  });
+  finish_beside(reading, [&] {
+    main = load_program_mapped(main_path);
+    main.file->release_all();
+  });
   return {std::move(startup), std::move(main)};
 }
 
@@ -271,34 +282,38 @@ std::pair<Program, Program> load_programs(const std::string& startup_path,
 // heap was another thread's (glibc's per-thread arenas), which main's
 // rewrite does not reuse, so it goes back to the system (malloc_trim): about
 // 5 MiB of a 100k-op local_sgd's peak.
-void transpile_and_stage(const Transpiler& transpiler, Program startup, Program& main,
-                         OutputSet& output, const fs::path& dir, const Emit& emit) {
+void transpile_and_stage(const Transpiler& transpiler, MappedProgram startup,
+                         MappedProgram& main, OutputSet& output, const fs::path& dir,
+                         const Emit& emit) {
   BackgroundTask startup_stage;
-  report(transpiler, transpiler.run_concurrently(startup, main, [&](const Program&) {
+  const auto startup_done = [&](const Program&) {
     startup_stage.start([&] {
       {
-        const Program rewritten = std::move(startup);  // its rewrite is done with it
-        stage_program(output, program_path(dir, "startup", emit), rewritten, emit);
+        const MappedProgram rewritten = std::move(startup);  // its rewrite is done with it
+        stage_program(output, program_path(dir, "startup", emit), rewritten.program, emit,
+                      rewritten.file.get());
       }
       return_freed_memory();
     });
-  }));
-  finish_beside(startup_stage,
-                [&] { stage_program(output, program_path(dir, "main", emit), main, emit); });
+  };
+  report(transpiler, transpiler.run_concurrently(startup.program, main.program, startup_done));
+  finish_beside(startup_stage, [&] {
+    stage_program(output, program_path(dir, "main", emit), main.program, emit, main.file.get());
+  });
 }
 
 // Transpiles once (rank 0), then writes every rank's pair from the shared
 // work: the main program is the same for all ranks and is rendered once; each
 // rank's startup differs only in a few attributes of the communicator ops.
-void stage_all_ranks(const Transpiler& transpiler, Program startup, Program& main,
+void stage_all_ranks(const Transpiler& transpiler, Program startup, MappedProgram& main,
                      OutputSet& output, const fs::path& out_dir, const Emit& emit) {
   const std::size_t original_ops = startup.global_block().op_count();
-  report(transpiler, transpiler.run_concurrently(startup, main, nullptr));
+  report(transpiler, transpiler.run_concurrently(startup, main.program, nullptr));
   // Rank 0's main is written once; the other ranks' are copies of its file.
   const fs::path first_dir = out_dir / "rank_0";
   const fs::path first_main = program_path(first_dir, "main", emit);
   output.make_directories(first_dir.string());
-  stage_program(output, first_main, main, emit);
+  stage_program(output, first_main, main.program, emit, main.file.get());
   const std::vector<std::string>& endpoints = transpiler.collective().endpoints;
   const StartupRankSpecializer specializer(std::move(startup), original_ops, endpoints);
   const int nranks = static_cast<int>(endpoints.size());
@@ -333,20 +348,20 @@ void stage_all_ranks(const Transpiler& transpiler, Program startup, Program& mai
 void run_transpile(const TranspileArgs& a) {
   const std::unique_ptr<Transpiler> transpiler = build_transpiler(a);
   const Emit emit = parse_emit(a.emit);
-  std::pair<Program, Program> programs = load_programs(a.startup, a.main);
-  Program& startup = programs.first;
-  Program& main = programs.second;
+  std::pair<MappedProgram, MappedProgram> programs = load_programs(a.startup, a.main);
+  MappedProgram& startup = programs.first;
+  MappedProgram& main = programs.second;
   // Every file of the output (every rank's with --all-ranks) or none: a
   // failure anywhere leaves what was there before.
   OutputSet output(a.out_dir);
   output.make_directories(a.out_dir);
   if (a.all_ranks) {
-    stage_all_ranks(*transpiler, std::move(startup), main, output, a.out_dir, emit);
+    stage_all_ranks(*transpiler, std::move(startup.program), main, output, a.out_dir, emit);
   } else {
     transpile_and_stage(*transpiler, std::move(startup), main, output, a.out_dir, emit);
   }
   output.commit();
-  keep_until_exit(std::move(main));
+  keep_until_exit(std::move(main.program));
 }
 
 // --nrings' help from each transpiler's ring rules.

@@ -1,0 +1,117 @@
+// A mapped input's pages given back to the page cache (MappedFile::release,
+// PagesBehind): the bytes read the same afterwards, the process's
+// file-backed memory drops, and the protobuf writer given the input holds a
+// few MiB of it at a time while writing the same bytes (issue 15).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "bench/training_program.h"
+#include "program_ir/atomic_file.h"
+#include "program_ir/byte_sink.h"
+#include "program_ir/mapped_file.h"
+#include "program_ir/program_io.h"
+#include "program_ir/proto_io.h"
+#include "tests/same_bytes.h"
+
+namespace ctp {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+// The process's resident file-backed memory (RssFile in /proc/self/status).
+std::size_t resident_file_bytes() {
+  std::ifstream status("/proc/self/status");
+  std::string key;
+  while (status >> key) {
+    if (key == "RssFile:") {
+      std::size_t kb = 0;
+      status >> kb;
+      return kb * 1024;
+    }
+    status.ignore(1 << 16, '\n');
+  }
+  ADD_FAILURE() << "no RssFile in /proc/self/status";
+  return 0;
+}
+
+// Records the highest RssFile seen at any append, and the bytes.
+class RssSampler final : public ByteSink {
+ public:
+  void append(std::string_view bytes) override {
+    bytes_.append(bytes);
+    highest_ = std::max(highest_, resident_file_bytes());
+  }
+  const std::string& bytes() const { return bytes_; }
+  std::size_t highest() const { return highest_; }
+
+ private:
+  std::string bytes_;
+  std::size_t highest_ = 0;
+};
+
+class InputPages : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("ctp_input_pages_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(InputPages, ReleasedPagesReadTheSameAndLeaveTheProcess) {
+  std::string bytes(24 * kMiB, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 131 % 251);
+  const std::string path = (dir_ / "input.bin").string();
+  write_file_atomically(path, bytes);
+  const MappedFile file(path);
+  ASSERT_TRUE(file.mapped());
+  const std::size_t mapped = resident_file_bytes();
+  file.release_all();
+  const std::size_t released = resident_file_bytes();
+  EXPECT_LT(released + 20 * kMiB, mapped) << "mapped " << mapped << ", released " << released;
+  EXPECT_TRUE(test::same_bytes(file.bytes(), bytes));  // read again, mapped again
+  // Part of it: only whole pages inside the range go.
+  const std::size_t again = resident_file_bytes();
+  file.release(file.bytes().data() + 1, file.bytes().data() + 8 * kMiB);
+  EXPECT_LT(resident_file_bytes() + 6 * kMiB, again);
+  EXPECT_EQ(file.bytes().substr(0, 16), bytes.substr(0, 16));
+}
+
+// The writer given the input maps it again a few MiB at a time: its
+// file-backed memory grows by far less than the input while it writes the
+// same bytes; without it, by about the whole input.
+TEST_F(InputPages, TheWriterHoldsAFewMiBOfItsInputAtATime) {
+  const bench::TrainingPrograms programs = bench::make_training_programs(40000);
+  const std::string bytes = serialize_program_proto(programs.main);
+  ASSERT_GT(bytes.size(), 20 * kMiB);
+  const std::string path = (dir_ / "main.pb").string();
+  write_file_atomically(path, bytes);
+  const MappedProgram input = load_program_mapped(path);
+  ASSERT_TRUE(input.file->mapped());
+
+  input.file->release_all();
+  const std::size_t before_behind = resident_file_bytes();
+  RssSampler behind;
+  write_program_proto(input.program, behind, input.file.get());
+  EXPECT_TRUE(test::same_bytes(behind.bytes(), bytes));
+  EXPECT_LT(behind.highest(), before_behind + 12 * kMiB)
+      << "grew " << (behind.highest() - before_behind) / kMiB << " MiB of "
+      << bytes.size() / kMiB;
+
+  input.file->release_all();
+  const std::size_t before_held = resident_file_bytes();
+  RssSampler held;
+  write_program_proto(input.program, held);
+  EXPECT_TRUE(test::same_bytes(held.bytes(), bytes));
+  EXPECT_GT(held.highest(), before_held + bytes.size() - 4 * kMiB);
+}
+
+}  // namespace
+}  // namespace ctp
