@@ -4,6 +4,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "program_ir/framework_fields.h"
 #include "program_ir/op_role.h"
@@ -35,12 +36,26 @@ EncodedOp encode(const OpParts& parts, std::string& scratch) {
   scratch.clear();
   EncodedOp out{.bytes = scratch};
   wire::Writer w(out.bytes);
+  auto var_slot = [&](uint32_t field, const VarSlot& slot) {
+    auto body = w.begin_message(field);
+    w.bytes_field(fl::op_slot::kParameter, slot.name);
+    w.bytes_field(fl::op_slot::kArguments, slot.var);
+    w.end_message(body);
+  };
   for (const Slot& slot : parts.inputs) {
     proto_write::write_slot(w, fl::op::kInputs, slot);
     out.input_names |= slot_name_bit(slot.name);
   }
+  for (const VarSlot& slot : parts.var_inputs) {
+    var_slot(fl::op::kInputs, slot);
+    out.input_names |= slot_name_bit(slot.name);
+  }
   for (const Slot& slot : parts.outputs) {
     proto_write::write_slot(w, fl::op::kOutputs, slot);
+    out.output_names |= slot_name_bit(slot.name);
+  }
+  for (const VarSlot& slot : parts.var_outputs) {
+    var_slot(fl::op::kOutputs, slot);
     out.output_names |= slot_name_bit(slot.name);
   }
   w.bytes_field(fl::op::kType, parts.type);
@@ -49,15 +64,17 @@ EncodedOp encode(const OpParts& parts, std::string& scratch) {
   if (parts.wire_attrs) {
     w.raw(parts.wire_attrs->fields);
   } else {
-    for (const NamedAttribute& attr : parts.attrs) {
-      const auto at = static_cast<uint32_t>(out.bytes.size() - out.attrs_from);
-      if (attr.name == kOpRoleAttr && !out.op_role) {
-        out.op_role_at = at;
-        out.op_role = &attr;
+    for (const std::span<const NamedAttribute> run : {parts.attrs, parts.more_attrs}) {
+      for (const NamedAttribute& attr : run) {
+        const auto at = static_cast<uint32_t>(out.bytes.size() - out.attrs_from);
+        if (attr.name == kOpRoleAttr && !out.op_role) {
+          out.op_role_at = at;
+          out.op_role = &attr;
+        }
+        if (attr.name == kOpRoleVarAttr && out.op_role_var_at == WireAttrs::kAbsent)
+          out.op_role_var_at = at;
+        proto_write::write_op_attr(w, attr);
       }
-      if (attr.name == kOpRoleVarAttr && out.op_role_var_at == WireAttrs::kAbsent)
-        out.op_role_var_at = at;
-      proto_write::write_op_attr(w, attr);
     }
   }
   out.attrs_to = out.bytes.size();
@@ -78,7 +95,7 @@ WireAttrs adopt_attrs(const OpParts& parts, const EncodedOp& encoded, std::strin
   }
   WireAttrs wire{.fields = fields,
                  .owner = owner,
-                 .count = static_cast<uint32_t>(parts.attrs.size()),
+                 .count = static_cast<uint32_t>(parts.attrs.size() + parts.more_attrs.size()),
                  .names_lead = true};
   wire.roles_noted = true;
   wire.op_role_at = encoded.op_role_at;
@@ -132,12 +149,20 @@ thread_local PackedBytes packed_bytes;
 
 // `parts` as an op built in memory, for a type too long for a WireOp to say.
 Op unpacked_op(const OpParts& parts) {
-  Op op(std::string(parts.type), {parts.inputs.begin(), parts.inputs.end()},
-        {parts.outputs.begin(), parts.outputs.end()});
-  if (parts.wire_attrs)
+  std::vector<Slot> inputs(parts.inputs.begin(), parts.inputs.end());
+  for (const VarSlot& slot : parts.var_inputs)
+    inputs.push_back(Slot{std::string(slot.name), {std::string(slot.var)}});
+  std::vector<Slot> outputs(parts.outputs.begin(), parts.outputs.end());
+  for (const VarSlot& slot : parts.var_outputs)
+    outputs.push_back(Slot{std::string(slot.name), {std::string(slot.var)}});
+  Op op(std::string(parts.type), std::move(inputs), std::move(outputs));
+  if (parts.wire_attrs) {
     op.set_wire_attrs(*parts.wire_attrs);
-  else
+  } else {
     op.mutable_attrs().assign(parts.attrs.begin(), parts.attrs.end());
+    op.mutable_attrs().insert(op.mutable_attrs().end(), parts.more_attrs.begin(),
+                              parts.more_attrs.end());
+  }
   op.is_target = parts.is_target;
   op.is_target_explicit = parts.is_target_explicit;
   return op;
@@ -155,7 +180,8 @@ Op packed_op(const OpParts& parts) {
   op.type = parts.type;
   op.is_target = parts.is_target;
   op.is_target_explicit = parts.is_target_explicit;
-  const bool has_attrs = parts.wire_attrs ? !parts.wire_attrs->empty() : !parts.attrs.empty();
+  const bool has_attrs = parts.wire_attrs ? !parts.wire_attrs->empty()
+                                           : !parts.attrs.empty() || !parts.more_attrs.empty();
   if (has_attrs) op.set_wire_attrs(adopt_attrs(parts, encoded, bytes, owner));
   WireOp wire{.bytes = bytes,
               .input_names = encoded.input_names,

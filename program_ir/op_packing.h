@@ -10,11 +10,23 @@ namespace ctp {
 // What an op is made of, none of it copied: the type, the slots and the
 // attributes, either as values (`attrs`) or as the wire bytes of an op that
 // was read (`wire_attrs`, set and non-empty: written as they are).
+// A slot that names one var, as views: what most of the ops a rewrite adds
+// per parameter have, built without copying a name (OpParts::var_inputs).
+struct VarSlot {
+  std::string_view name;
+  std::string_view var;
+};
+
 struct OpParts {
   std::string_view type;
   std::span<const Slot> inputs;
   std::span<const Slot> outputs;
+  // Slots of one var each, after `inputs` and `outputs` (usually instead).
+  std::span<const VarSlot> var_inputs;
+  std::span<const VarSlot> var_outputs;
   std::span<const NamedAttribute> attrs;
+  // Written after `attrs` (a default the caller adds without copying them).
+  std::span<const NamedAttribute> more_attrs;
   const WireAttrs* wire_attrs = nullptr;
   bool is_target = false;
   bool is_target_explicit = false;

@@ -120,6 +120,33 @@ TEST(OpPacking, PackingFromPartsIsPackingTheBuiltOp) {
   EXPECT_EQ(from_parts.wire_attrs().op_role_value, op_role::kBackward);
 }
 
+// Slots of one var given as views, and attributes given in two runs, pack
+// as the same op built in memory (the bytes, the reads, the role's note).
+TEST(OpPacking, VarSlotsAndMoreAttrsPackAsTheBuiltOp) {
+  const Op built("elementwise_sub",
+                 {{"X", {"w@SNAPSHOT"}}, {"Y", {"w"}}},
+                 {{"Out", {"w"}}},
+                 {{"axis", Attribute(-1)}, {std::string(kOpRoleAttr), Attribute(op_role::kOptimize)}});
+  const VarSlot inputs[] = {{"X", "w@SNAPSHOT"}, {"Y", "w"}};
+  const VarSlot outputs[] = {{"Out", "w"}};
+  const NamedAttribute axis[] = {{"axis", Attribute(-1)}};
+  const NamedAttribute role[] = {{std::string(kOpRoleAttr), Attribute(op_role::kOptimize)}};
+  const Op from_views = packed_op(OpParts{.type = "elementwise_sub",
+                                          .var_inputs = inputs,
+                                          .var_outputs = outputs,
+                                          .attrs = axis,
+                                          .more_attrs = role});
+  EXPECT_EQ(from_views, built);
+  EXPECT_EQ(*from_views.unchanged_wire_bytes(), *packed_op(built).unchanged_wire_bytes());
+  EXPECT_TRUE(from_views.has_input("Y"));
+  EXPECT_FALSE(from_views.has_input("Out"));
+  EXPECT_EQ(from_views.input_args("X"), std::vector<std::string>{"w@SNAPSHOT"});
+  EXPECT_EQ(from_views.wire_attrs().count, 2u);
+  EXPECT_EQ(from_views.wire_attrs().op_role_kind, WireAttrs::RoleKind::kInt);
+  EXPECT_EQ(from_views.wire_attrs().op_role_value, op_role::kOptimize);
+  EXPECT_EQ(from_views.attr_value(kOpRoleAttr), Attribute(op_role::kOptimize));
+}
+
 // A packed copy of an op read from a file keeps its attributes' bytes as
 // they came (here an Attr with its value before its type, which ctp's
 // writer would put the other way round), and the reader's notes on them.

@@ -55,11 +55,11 @@ void append_param_broadcast(Block& block, int nrings, const ParameterSet& parame
     last_param = name;
     if (var->is_distributed) continue;
     ring_id = (ring_id + 1) % nrings;
-    block.append_op(make_op(std::string(broadcast.type), {{std::string(broadcast.input), {name}}},
-                            {{std::string(broadcast.output), {name}}},
-                            {{"ring_id", Attribute(ring_id)},
-                             {"root", Attribute(0)},
-                             {kOpRoleAttr, Attribute(op_role::kForward)}}));
+    block.append_op(make_var_op(broadcast.type, {{broadcast.input, name}},
+                                {{broadcast.output, name}},
+                                {{"ring_id", Attribute(ring_id)},
+                                 {"root", Attribute(0)},
+                                 {kOpRoleAttr, Attribute(op_role::kForward)}}));
   }
   if (!last_param) {
     const std::string why =

@@ -26,8 +26,8 @@ void LocalSgdTranspiler::rewrite_startup(Program& startup, const RewriteContext&
                                                 .persistable = true,
                                                 .stop_gradient = true},
                                      context.pass);
-    block.append_op(make_op("assign", {{"X", {name}}}, {{"Out", {snapshot}}},
-                            {{kOpRoleAttr, Attribute(op_role::kForward)}}));
+    block.append_op(make_var_op("assign", {{"X", name}}, {{"Out", snapshot}},
+                                {{kOpRoleAttr, Attribute(op_role::kForward)}}));
   }
 }
 
@@ -55,8 +55,8 @@ void LocalSgdTranspiler::rewrite_main(Program& main, const RewriteContext& conte
                                                 .stop_gradient = true},
                                      pass);
     auto sub = block.insert_op_after(
-        it, make_op("elementwise_sub", {{"X", {snapshot}}, {"Y", {param.name}}},
-                    {{"Out", {param.name}}}, {{kOpRoleAttr, optimize_role}}));
+        it, make_var_op("elementwise_sub", {{"X", snapshot}, {"Y", param.name}},
+                        {{"Out", param.name}}, {{kOpRoleAttr, optimize_role}}));
     auto sync = block.insert_op_after(
         sub, make_in_place_op("c_sync_calc_stream", param.name, {{kOpRoleAttr, optimize_role}}));
     ring_id = (ring_id + 1) % nrings();
@@ -78,10 +78,10 @@ void LocalSgdTranspiler::rewrite_main(Program& main, const RewriteContext& conte
     block.append_op(make_in_place_op("scale", param,
                                      {{"scale", Attribute(static_cast<float>(1.0 / nranks))},
                                       {kOpRoleAttr, optimize_role}}));
-    block.append_op(make_op("elementwise_sub", {{"X", {snapshot}}, {"Y", {param}}},
-                            {{"Out", {param}}}, {{kOpRoleAttr, optimize_role}}));
-    block.append_op(make_op("assign", {{"X", {param}}}, {{"Out", {snapshot}}},
-                            {{kOpRoleAttr, optimize_role}}));
+    block.append_op(make_var_op("elementwise_sub", {{"X", snapshot}, {"Y", param}},
+                                {{"Out", param}}, {{kOpRoleAttr, optimize_role}}));
+    block.append_op(make_var_op("assign", {{"X", param}}, {{"Out", snapshot}},
+                                {{kOpRoleAttr, optimize_role}}));
   }
   // Each rank checks its own gradients here (none are reduced): agree on
   // an overflow so that all skip and rescale together.

@@ -1,5 +1,7 @@
 #include "transpilers/rewrite_support.h"
 
+#include <span>
+
 #include "program_ir/error.h"
 #include "program_ir/op_packing.h"
 #include "program_ir/var_packing.h"
@@ -137,30 +139,40 @@ std::string create_var(Block& block, const VarRequest& request, std::string_view
 
 namespace {
 
-// Paddle's default role, last, for an op whose caller gave it none.
-std::vector<NamedAttribute>& with_a_role(std::vector<NamedAttribute>& attrs) {
+// Paddle's default role, written last for an op whose caller gave it none.
+const NamedAttribute kDefaultRole{std::string(kOpRoleAttr), Attribute(op_role::kForward)};
+
+std::span<const NamedAttribute> default_role_unless_in(std::span<const NamedAttribute> attrs) {
   for (const NamedAttribute& attr : attrs)
-    if (attr.name == kOpRoleAttr) return attrs;
-  attrs.push_back({kOpRoleAttr, Attribute(op_role::kForward)});
-  return attrs;
+    if (attr.name == kOpRoleAttr) return {};
+  return {&kDefaultRole, 1};
 }
 
 }  // namespace
 
 Op make_op(std::string type, std::vector<Slot> inputs, std::vector<Slot> outputs,
            std::vector<NamedAttribute> attrs) {
-  return packed_op(
-      OpParts{.type = type, .inputs = inputs, .outputs = outputs, .attrs = with_a_role(attrs)});
+  return packed_op(OpParts{.type = type,
+                           .inputs = inputs,
+                           .outputs = outputs,
+                           .attrs = attrs,
+                           .more_attrs = default_role_unless_in(attrs)});
 }
 
-Op make_in_place_op(std::string type, const std::string& var,
-                    std::vector<NamedAttribute> attrs) {
-  const Slot in{"X", std::vector<std::string>(1, var)};
-  const Slot out{"Out", std::vector<std::string>(1, var)};
+Op make_var_op(std::string_view type, std::initializer_list<VarSlot> inputs,
+               std::initializer_list<VarSlot> outputs,
+               std::initializer_list<NamedAttribute> attrs) {
+  const std::span<const NamedAttribute> given(attrs.begin(), attrs.size());
   return packed_op(OpParts{.type = type,
-                           .inputs = std::span(&in, 1),
-                           .outputs = std::span(&out, 1),
-                           .attrs = with_a_role(attrs)});
+                           .var_inputs = {inputs.begin(), inputs.size()},
+                           .var_outputs = {outputs.begin(), outputs.size()},
+                           .attrs = given,
+                           .more_attrs = default_role_unless_in(given)});
+}
+
+Op make_in_place_op(std::string_view type, std::string_view var,
+                    std::initializer_list<NamedAttribute> attrs) {
+  return make_var_op(type, {{"X", var}}, {{"Out", var}}, attrs);
 }
 
 Block::OpHandle find_first_optimizer_op(Block& block, std::string_view pass) {

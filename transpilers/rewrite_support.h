@@ -4,12 +4,14 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "program_ir/block.h"
+#include "program_ir/op_packing.h"
 #include "program_ir/op_role.h"
 #include "program_ir/program.h"
 #include "program_ir/source_location.h"
@@ -79,9 +81,15 @@ std::string create_var(Block& block, const VarRequest& request, std::string_view
 Op make_op(std::string type, std::vector<Slot> inputs, std::vector<Slot> outputs,
            std::vector<NamedAttribute> attrs);
 
+// make_op for an op whose slots each name one var, from views: nothing is
+// copied to build it (a rewrite adds several per parameter: local_sgd six).
+Op make_var_op(std::string_view type, std::initializer_list<VarSlot> inputs,
+               std::initializer_list<VarSlot> outputs,
+               std::initializer_list<NamedAttribute> attrs);
+
 // The same single var as input X and output Out, as most collective ops use.
-Op make_in_place_op(std::string type, const std::string& var,
-                    std::vector<NamedAttribute> attrs);
+Op make_in_place_op(std::string_view type, std::string_view var,
+                    std::initializer_list<NamedAttribute> attrs);
 
 // Paddle's unique_name.generate(key) in a fresh process: key_0, key_1, ...,
 // the first that neither program declares.
