@@ -74,20 +74,38 @@ bool Op::undecoded_wire_slots() const {
 bool Op::wire_may_have_slot(bool input, std::string_view slot) const {
   return (input ? wire_op_.input_names : wire_op_.output_names) & slot_name_bit(slot);
 }
+WireRuns Op::wire_runs() const {
+  if (!wire_op_.spliced) return WireRuns{{wire_op_.bytes}, 1};
+  const auto* shell = static_cast<const WireOpShell*>(wire_.owner.get());
+  return WireRuns{{shell->before, wire_op_.bytes, shell->after}, 3};
+}
+std::string_view Op::wire_type() const {
+  const std::string_view in = wire_op_.spliced
+                                  ? static_cast<const WireOpShell*>(wire_.owner.get())->after
+                                  : wire_op_.bytes;
+  return in.substr(wire_op_.type_at, wire_op_.type_size);
+}
 bool Op::has_input(std::string_view slot) const {
-  if (undecoded_wire_slots())
-    return wire_may_have_slot(true, slot) && wire_has_slot(wire_op_.bytes, true, slot);
-  return input(slot) != nullptr;
+  return has_wire_or_decoded_slot(true, slot);
 }
 bool Op::has_output(std::string_view slot) const {
-  if (undecoded_wire_slots())
-    return wire_may_have_slot(false, slot) && wire_has_slot(wire_op_.bytes, false, slot);
-  return output(slot) != nullptr;
+  return has_wire_or_decoded_slot(false, slot);
+}
+bool Op::has_wire_or_decoded_slot(bool input, std::string_view slot) const {
+  if (!undecoded_wire_slots()) return input ? this->input(slot) != nullptr : output(slot) != nullptr;
+  if (!wire_may_have_slot(input, slot)) return false;
+  const WireRuns wire = wire_runs();
+  for (std::size_t i = 0; i < wire.count; ++i)
+    if (wire_has_slot(wire.runs[i], input, slot)) return true;
+  return false;
 }
 std::optional<std::vector<std::string>> Op::slot_args(bool input, std::string_view slot) const {
   if (undecoded_wire_slots()) {
     if (!wire_may_have_slot(input, slot)) return std::nullopt;
-    return wire_slot_args(wire_op_.bytes, input, slot);
+    const WireRuns wire = wire_runs();
+    for (std::size_t i = 0; i < wire.count; ++i)
+      if (auto args = wire_slot_args(wire.runs[i], input, slot)) return args;
+    return std::nullopt;
   }
   if (const std::vector<std::string>* args = input ? this->input(slot) : output(slot))
     return *args;
@@ -108,12 +126,17 @@ const Op::SlotLists& Op::slots() const {
   if (!slots_in_wire_) return kNoSlots;
   // As attrs(): the first thread to publish its decoded copy wins.
   auto mine = std::make_unique<SlotLists>();
-  decode_wire_slots(wire_op_.bytes, mine->inputs, mine->outputs);
+  decode_wire_runs(mine->inputs, mine->outputs);
   SlotLists* expected = nullptr;
   if (slots_.compare_exchange_strong(expected, mine.get(), std::memory_order_acq_rel,
                                      std::memory_order_acquire))
     return *mine.release();
   return *expected;
+}
+
+void Op::decode_wire_runs(std::vector<Slot>& inputs, std::vector<Slot>& outputs) const {
+  const WireRuns wire = wire_runs();
+  for (std::size_t i = 0; i < wire.count; ++i) decode_wire_slots(wire.runs[i], inputs, outputs);
 }
 
 void Op::drop_wire_op() {
@@ -126,7 +149,7 @@ void Op::own_slots() {
   if (slots_in_wire_) {
     if (!slots_.load(std::memory_order_acquire)) {
       auto decoded = std::make_unique<SlotLists>();
-      decode_wire_slots(wire_op_.bytes, decoded->inputs, decoded->outputs);
+      decode_wire_runs(decoded->inputs, decoded->outputs);
       slots_.store(decoded.release(), std::memory_order_release);
     }
     slots_in_wire_ = false;
@@ -163,13 +186,25 @@ void Op::set_wire_op(WireOp wire, std::shared_ptr<const void> owner) {
   wire_op_ = wire;
 }
 
-std::optional<std::string_view> Op::unchanged_wire_bytes() const {
+void Op::set_spliced_wire_op(WireOp own, std::shared_ptr<const WireOpShell> shell) {
+  own.spliced = true;
+  set_wire_op(own, std::move(shell));
+}
+
+std::optional<WireRuns> Op::unchanged_wire_runs() const {
   // Slot and attribute edits drop wire_op_ (own_slots, mutable_attrs); the
   // public fields are compared with what the bytes say.
-  if (wire_op_.empty() || type != wire_op_.type() || is_target != wire_op_.is_target ||
+  if (wire_op_.empty() || type != wire_type() || is_target != wire_op_.is_target ||
       is_target_explicit != wire_op_.is_target_explicit || !unknown_fields.empty())
     return std::nullopt;
-  return wire_op_.bytes;
+  return wire_runs();
+}
+
+std::optional<std::string_view> Op::unchanged_wire_bytes() const {
+  if (wire_op_.spliced) return std::nullopt;
+  const std::optional<WireRuns> runs = unchanged_wire_runs();
+  if (!runs) return std::nullopt;
+  return runs->runs[0];
 }
 
 // A copy decodes nothing: an op still holding bytes shares them, and one

@@ -74,18 +74,41 @@ struct WireOp {
   // large program has a million ops.
   uint32_t type_at = 0;
   uint16_t type_size = 0;
-  bool is_target = false;
-  bool is_target_explicit = false;
+  bool is_target : 1 = false;
+  bool is_target_explicit : 1 = false;
+  // The op is one of several copies that share all their bytes but a run
+  // of whole fields (Op::set_spliced_wire_op): its OpDesc is the shell's
+  // `before`, then `bytes`, then the shell's `after`, where the type lies
+  // (type_at counts from the start of `after`).
+  bool spliced : 1 = false;
   // The longest type a WireOp can say (an op with a longer one, which no
   // real program has, is held decoded).
   static constexpr std::size_t kMaxTypeSize = UINT16_MAX;
-  std::string_view type() const { return bytes.substr(type_at, type_size); }
   // `type` lies within `bytes` and is at most kMaxTypeSize long.
   void set_type(std::string_view type) {
     type_at = static_cast<uint32_t>(type.data() - bytes.data());
     type_size = static_cast<uint16_t>(type.size());
   }
   bool empty() const { return bytes.empty(); }
+};
+
+// What the copies of a spliced op share (WireOp::spliced): the fields
+// before and after each copy's own run. The object that keeps them alive
+// is the copies' one owner (Op::set_spliced_wire_op).
+struct WireOpShell {
+  std::string_view before;
+  std::string_view after;
+};
+
+// An OpDesc's bytes as up to three runs of whole fields, in order.
+struct WireRuns {
+  std::string_view runs[3];
+  std::size_t count = 0;
+  std::size_t size() const {
+    std::size_t n = 0;
+    for (std::size_t i = 0; i < count; ++i) n += runs[i].size();
+    return n;
+  }
 };
 
 class Op {
@@ -170,9 +193,17 @@ class Op {
   // first asked for. `owner` keeps the bytes alive (one owner per op, held
   // in wire_attrs().owner: the attributes lie in the same bytes).
   void set_wire_op(WireOp wire, std::shared_ptr<const void> owner);
+  // The same for one of several copies (packed_op_copies): its OpDesc is
+  // shell->before, `own` (its own run: own.bytes), then shell->after, and
+  // `shell`, which keeps all of them alive, is its owner. Its attributes,
+  // set first with set_wire_attrs, lie in shell->after.
+  void set_spliced_wire_op(WireOp own, std::shared_ptr<const WireOpShell> shell);
   // The OpDesc bytes the op was read from when nothing has changed it since
   // (slots, attributes, type, is_target): what the writer writes for it.
+  // nullopt for a spliced op (unchanged_wire_runs).
   std::optional<std::string_view> unchanged_wire_bytes() const;
+  // The same as runs, spliced ops' included.
+  std::optional<WireRuns> unchanged_wire_runs() const;
 
   // Attributes compare by value, whether decoded or not.
   bool operator==(const Op& other) const;
@@ -184,11 +215,16 @@ class Op {
     bool operator==(const SlotLists&) const = default;
   };
   const SlotLists& slots() const;
+  // wire_op_'s OpDesc as runs, and the type they say.
+  WireRuns wire_runs() const;
+  std::string_view wire_type() const;
   // The slots are still only wire_op_'s bytes (has_input and the like
   // read them there).
   bool undecoded_wire_slots() const;
   // False when the summary of the slots' names rules `slot` out.
   bool wire_may_have_slot(bool input, std::string_view slot) const;
+  bool has_wire_or_decoded_slot(bool input, std::string_view slot) const;
+  void decode_wire_runs(std::vector<Slot>& inputs, std::vector<Slot>& outputs) const;
   std::optional<std::vector<std::string>> slot_args(bool input, std::string_view slot) const;
   void own_slots();  // decodes the slots into slots_ for editing
   void drop_wire_op();

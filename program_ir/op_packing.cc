@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "program_ir/error.h"
 #include "program_ir/framework_fields.h"
 #include "program_ir/op_role.h"
 #include "program_ir/proto_op_fields.h"
@@ -82,11 +83,10 @@ EncodedOp encode(const OpParts& parts, std::string& scratch) {
   return out;
 }
 
-// The attributes' run kept as the reader keeps it, with the same notes.
-WireAttrs adopt_attrs(const OpParts& parts, const EncodedOp& encoded, std::string_view bytes,
+// The attributes' run kept as the reader keeps it, with the same notes;
+// `fields` is where the run lies now.
+WireAttrs adopt_attrs(const OpParts& parts, const EncodedOp& encoded, std::string_view fields,
                       const std::shared_ptr<const void>& owner) {
-  const std::string_view fields =
-      bytes.substr(encoded.attrs_from, encoded.attrs_to - encoded.attrs_from);
   if (parts.wire_attrs) {
     WireAttrs wire = *parts.wire_attrs;  // its notes are offsets within the run
     wire.fields = fields;
@@ -182,7 +182,10 @@ Op packed_op(const OpParts& parts) {
   op.is_target_explicit = parts.is_target_explicit;
   const bool has_attrs = parts.wire_attrs ? !parts.wire_attrs->empty()
                                            : !parts.attrs.empty() || !parts.more_attrs.empty();
-  if (has_attrs) op.set_wire_attrs(adopt_attrs(parts, encoded, bytes, owner));
+  if (has_attrs)
+    op.set_wire_attrs(adopt_attrs(
+        parts, encoded, bytes.substr(encoded.attrs_from, encoded.attrs_to - encoded.attrs_from),
+        owner));
   WireOp wire{.bytes = bytes,
               .input_names = encoded.input_names,
               .output_names = encoded.output_names,
@@ -191,6 +194,102 @@ Op packed_op(const OpParts& parts) {
   wire.set_type(bytes.substr(encoded.type_at, parts.type.size()));
   op.set_wire_op(wire, owner);
   return op;
+}
+
+namespace {
+
+// Where the `index`th inputs field (OpDesc field 1) of encoded OpDesc bytes
+// starts and ends.
+std::pair<std::size_t, std::size_t> input_field_at(std::string_view bytes, std::size_t index) {
+  wire::Reader r(bytes, 0);
+  std::size_t seen = 0;
+  while (!r.done()) {
+    const std::size_t start = r.position();
+    const wire::Tag tag = r.read_tag();
+    r.skip_field(tag, start);
+    if (tag.field == fl::op::kInputs && seen++ == index) return {start, r.position()};
+  }
+  throw Error("internal error: packed_op_copies: the op has no input slot " +
+              std::to_string(index));
+}
+
+// The bytes copies share and the runs of their own, in one allocation: the
+// copies' one owner (WireOpShell first, so that the owner's pointer is it).
+struct SharedCopyBytes {
+  WireOpShell shell;
+  std::unique_ptr<char[]> storage;
+};
+
+}  // namespace
+
+std::vector<Op> packed_op_copies(const OpParts& parts, std::size_t slot,
+                                 std::span<const std::string> vars) {
+  std::vector<Op> copies;
+  copies.reserve(vars.size());
+  if (slot >= parts.inputs.size())
+    throw Error("internal error: packed_op_copies: no input slot " + std::to_string(slot));
+  std::vector<Slot> inputs(parts.inputs.begin(), parts.inputs.end());
+  OpParts first = parts;
+  first.inputs = inputs;
+  if (vars.empty()) return copies;
+  if (parts.type.size() > WireOp::kMaxTypeSize || !parts.var_inputs.empty()) {
+    for (const std::string& var : vars) {  // held decoded, or no shared run: one op each
+      inputs[slot].args = {var};
+      copies.push_back(packed_op(first));
+    }
+    return copies;
+  }
+  // Encoded once, for the first copy; the slot's field is then cut out.
+  inputs[slot].args = {vars.front()};
+  thread_local std::string scratch;
+  const EncodedOp encoded = encode(first, scratch);
+  const auto [cut_from, cut_to] = input_field_at(encoded.bytes, slot);
+  const std::string_view before(encoded.bytes.data(), cut_from);
+  const std::string_view after = std::string_view(encoded.bytes).substr(cut_to);
+  std::vector<std::string> own(vars.size());
+  std::size_t total = before.size() + after.size();
+  for (std::size_t i = 0; i < vars.size(); ++i) {
+    wire::Writer w(own[i]);
+    proto_write::write_slot(w, fl::op::kInputs, Slot{parts.inputs[slot].name, {vars[i]}});
+    total += own[i].size();
+  }
+  auto held = std::make_shared<SharedCopyBytes>();
+  held->storage = std::make_unique_for_overwrite<char[]>(total);
+  char* at = held->storage.get();
+  auto keep = [&](std::string_view bytes) {
+    std::memcpy(at, bytes.data(), bytes.size());
+    const std::string_view kept(at, bytes.size());
+    at += bytes.size();
+    return kept;
+  };
+  held->shell.before = keep(before);
+  held->shell.after = keep(after);
+  const std::shared_ptr<const WireOpShell> shell(held, &held->shell);
+  const std::shared_ptr<const void> owner = shell;
+  const bool has_attrs = parts.wire_attrs ? !parts.wire_attrs->empty()
+                                          : !parts.attrs.empty() || !parts.more_attrs.empty();
+  const WireAttrs attrs =
+      adopt_attrs(parts, encoded,
+                  held->shell.after.substr(encoded.attrs_from - cut_to,
+                                           encoded.attrs_to - encoded.attrs_from),
+                  owner);
+  for (const std::string& bytes : own) {
+    Op op;
+    op.type = parts.type;
+    op.is_target = parts.is_target;
+    op.is_target_explicit = parts.is_target_explicit;
+    if (has_attrs) op.set_wire_attrs(attrs);
+    WireOp wire{.bytes = keep(bytes),
+                .input_names = encoded.input_names,
+                .output_names = encoded.output_names,
+                .type_at = static_cast<uint32_t>(encoded.type_at - cut_to),
+                .type_size = static_cast<uint16_t>(parts.type.size()),
+                .is_target = parts.is_target,
+                .is_target_explicit = parts.is_target_explicit};
+    op.set_spliced_wire_op(wire, shell);
+    copies.push_back(std::move(op));
+  }
+  return copies;
 }
 
 Op packed_op(const Op& op) {

@@ -1,7 +1,9 @@
 // Ops a rewrite adds, held as compactly as the ops it read.
 #pragma once
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "program_ir/op.h"
 
@@ -46,6 +48,15 @@ struct OpParts {
 // attribute (a c_allreduce_sum about 700 bytes in a dozen); packed, one of
 // its encoded size, which is what the writer then copies (issue 15).
 Op packed_op(const OpParts& parts);
+
+// Copies of the op `parts` describe, one per var of `vars`, copy i with its
+// input slot number `slot` naming vars[i] alone: all_gather's adam copies,
+// one per gathered piece, each reading its own Grad. Each equals
+// packed_op() of its parts and is written as the same bytes, but the copies
+// share every byte but that slot's field (WireOp::spliced): 18 copies of an
+// adam op cost a little more than one, where each had its own ~500 bytes.
+std::vector<Op> packed_op_copies(const OpParts& parts, std::size_t slot,
+                                 std::span<const std::string> vars);
 
 // `op` packed: it equals `op` and reads the same through every accessor.
 // An op the reader would not keep as its bytes (one with unknown fields)

@@ -161,9 +161,14 @@ template <class Out>
 std::optional<std::string_view> write_op(Out& w, const Op& op) {
   // An op that nothing changed since it was read goes back as its bytes
   // (both passes take this path, so the recorded lengths stay in step).
-  if (const std::optional<std::string_view> bytes = op.unchanged_wire_bytes()) {
-    w.bytes_field(fl::block::kOps, *bytes);
-    return bytes;
+  if (const std::optional<WireRuns> wire = op.unchanged_wire_runs()) {
+    if (wire->count == 1) {
+      w.bytes_field(fl::block::kOps, wire->runs[0]);
+      return wire->runs[0];
+    }
+    // A copy that shares its bytes with others (a spliced op), in its runs.
+    w.bytes_field(fl::block::kOps, std::span<const std::string_view>(wire->runs, wire->count));
+    return std::nullopt;
   }
   auto body = w.begin_message(fl::block::kOps);
   const RawSink<Out> sink{w};

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <span>
 #include <string_view>
 
 namespace ctp::wire {
@@ -160,6 +161,14 @@ class FieldEncoder {
     self().tag(field, WireType::LengthDelimited);
     self().varint(v.size());
     self().raw(v);
+  }
+  // One bytes field whose value is `runs` one after the other.
+  void bytes_field(uint32_t field, std::span<const std::string_view> runs) {
+    std::size_t size = 0;
+    for (std::string_view run : runs) size += run.size();
+    self().tag(field, WireType::LengthDelimited);
+    self().varint(size);
+    for (std::string_view run : runs) self().raw(run);
   }
 
  private:

@@ -90,16 +90,14 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
     block.insert_op(
         it, make_op("split", {{"X", {gathered}}}, {{"Out", pieces}},
                     {{"num", Attribute(allgather_ranks)}, {"axis", Attribute(0)}}));
-    inputs.push_back({"Grad", {""}});
-    // One copy of the op per piece, each packed from the same parts with
-    // another Grad (a large program has as many adam ops as parameters, and
-    // copies the size of the input for every two or three ranks).
+    inputs.push_back({"Grad", {}});
+    // One copy of the op per piece, reading that piece as its Grad, all of
+    // them sharing their other bytes (a large program has as many adam ops
+    // as parameters, and copies the size of the input for every two or
+    // three ranks).
     const OpParts copy{.type = it->type, .inputs = inputs, .outputs = outputs, .attrs = attrs};
-    std::string& grad = inputs.back().args.front();
-    for (const std::string& piece : pieces) {
-      grad = piece;
-      block.insert_op(it, packed_op(copy));
-    }
+    for (Op& op : packed_op_copies(copy, inputs.size() - 1, pieces))
+      block.insert_op(it, std::move(op));
     block.erase_op(it);  // the walk goes on before the ops inserted here
   });
 }
