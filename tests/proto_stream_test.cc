@@ -103,29 +103,6 @@ TEST(ProtoStream, ALargeProgramIsHandedOverInBoundedPieces) {
   EXPECT_EQ(serialize_program_proto(parse_program_proto(sink.bytes(), "streamed")), whole);
 }
 
-// A staged file keeps the order of its appends whatever their sizes: they
-// fill a buffer while the sink's own thread writes the one before (a packed
-// op of a few hundred KiB, say a coalesce_tensor of every gradient, comes
-// between pieces of the writer's chunk size; a piece may span buffers).
-TEST(ProtoStream, AStagedFileKeepsTheOrderOfSmallAndLargeAppends) {
-  test::TempDir dir("proto_stream_order");
-  const std::string out = dir / "mixed.bin";
-  std::string expected;
-  OutputSet output(dir.path().string());
-  output.stage_streamed(out, [&](ByteSink& s) {
-    const std::size_t sizes[] = {10, 70 * 1024, 3, 5, 200 * 1024, 64 * 1024, 1, 1 << 20, 7,
-                                 3 << 20, (1 << 20) - 7, 11};
-    char fill = 'a';
-    for (std::size_t size : sizes) {
-      const std::string piece(size, fill++);
-      s.append(piece);
-      expected += piece;
-    }
-  });
-  output.commit();
-  EXPECT_TRUE(test::same_bytes(read_file(out), expected));
-}
-
 // A full disk (here: the file size limit, with SIGXFSZ ignored so that the
 // write fails with EFBIG) is a clear error naming the output, and neither
 // the output nor anything staged stays.
