@@ -1,6 +1,7 @@
 // `ctp transpile` end to end: files written, flags and Paddle's environment
 // variables mapped onto the options (flags win), --all-ranks equal to one call
-// per rank, and exit codes 1 (bad input) and 2 (bad usage).
+// per rank, a large protobuf input giving the library's bytes in every mode,
+// and exit codes 1 (bad input) and 2 (bad usage).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -9,8 +10,10 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "bench/training_program.h"
 #include "program_ir/atomic_file.h"
 #include "program_ir/program_io.h"
+#include "program_ir/proto_io.h"
 #include "program_ir/text_io.h"
 #include "transpilers/transpile.h"
 
@@ -76,6 +79,51 @@ TEST_F(TranspilerCli, WritesBothProgramsAsProtobuf) {
             ProgramFormat::Proto);
   EXPECT_EQ(output("startup.pb"), startup);
   EXPECT_EQ(output("main.pb"), main);
+}
+
+// A large program given as protobuf, as the CLI is mostly used: with the
+// two rewrites at once, the inputs' pages given back behind the writer (a
+// main.pb of several of its 4 MiB steps) and the staged files' writer
+// threads, every mode writes the bytes the library's transpile gives.
+TEST_F(TranspilerCli, LargeProtobufInputsGiveTheLibrarysBytesInEveryMode) {
+  const bench::TrainingPrograms programs = bench::make_training_programs(24000);
+  const fs::path in = out_.string() + "_in";
+  fs::create_directories(in);
+  const std::string startup_pb = (in / "startup.pb").string();
+  const std::string main_pb = (in / "main.pb").string();
+  write_file_atomically(startup_pb, serialize_program_proto(programs.startup));
+  write_file_atomically(main_pb, serialize_program_proto(programs.main));
+  ASSERT_GT(fs::file_size(main_pb), std::uintmax_t{3} * (4 << 20));  // three steps or more
+  struct Mode {
+    std::string name, flags;
+    TranspilerSettings settings;
+  };
+  const Mode modes[] = {
+      {"grad_allreduce", "", {}},
+      {"local_sgd", "", {}},
+      {"single_process_multi_thread", "", {}},
+      {"multi_thread", "", {}},
+      {"multi_thread", "--trans-mode all_reduce", {{"trans-mode", "all_reduce"}}},
+      {"multi_thread", "--trans-mode all_gather", {{"trans-mode", "all_gather"}}},
+  };
+  CollectiveOptions collective;
+  collective.endpoints = {"127.0.0.1:6170", "127.0.0.1:6171"};
+  collective.rank = 0;
+  collective.current_endpoint = collective.endpoints[0];
+  for (const Mode& mode : modes) {
+    SCOPED_TRACE(mode.name + " " + mode.flags);
+    fs::remove_all(out_);
+    const std::string cmd = std::string(CTP_CLI_PATH) + " transpile --mode " + mode.name + " " +
+                            mode.flags + " --rank 0 --endpoints 127.0.0.1:6170,127.0.0.1:6171" +
+                            " --startup " + startup_pb + " --main " + main_pb + " -o " +
+                            out_.string() + " > " + out_.string() + ".log 2>&1";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << read_file(out_.string() + ".log");
+    Program startup = load_program_file(startup_pb), main = load_program_file(main_pb);
+    transpile(mode.name, collective, mode.settings, startup, main);
+    EXPECT_TRUE(read_file((out_ / "startup.pb").string()) == serialize_program_proto(startup));
+    EXPECT_TRUE(read_file((out_ / "main.pb").string()) == serialize_program_proto(main));
+  }
+  fs::remove_all(in);
 }
 
 TEST_F(TranspilerCli, EmitsJsonAndText) {
