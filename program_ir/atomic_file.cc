@@ -12,8 +12,8 @@
 #include <atomic>
 #include <cerrno>
 #include <condition_variable>
-#include <exception>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -181,9 +181,7 @@ class FileSink final : public ByteSink {
       return;
     }
     if (!filling_.empty()) hand_over();
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return !pending_; });
-    if (error_) std::rethrow_exception(error_);
+    writer_idle();
   }
 
  private:
@@ -193,14 +191,19 @@ class FileSink final : public ByteSink {
   // Gives the full buffer to the writer once it has written the last one.
   void hand_over() {
     if (!writer_.joinable()) writer_ = std::thread([this] { write_handed_over(); });
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return !pending_; });
-    if (error_) std::rethrow_exception(error_);
+    std::unique_lock<std::mutex> lock = writer_idle();
     filling_.swap(writing_);
     filling_.clear();
     pending_ = true;
     lock.unlock();
     wake_.notify_one();
+  }
+  // Waits until the writer has written what it was handed; throws its error.
+  std::unique_lock<std::mutex> writer_idle() {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [&] { return !pending_; });
+    if (error_) std::rethrow_exception(error_);
+    return lock;
   }
   void write_handed_over() {
     std::unique_lock<std::mutex> lock(mu_);

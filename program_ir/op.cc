@@ -74,15 +74,16 @@ bool Op::undecoded_wire_slots() const {
 bool Op::wire_may_have_slot(bool input, std::string_view slot) const {
   return (input ? wire_op_.input_names : wire_op_.output_names) & slot_name_bit(slot);
 }
+const WireOpShell& Op::wire_shell() const {
+  // A spliced op's one owner is its shell (set_spliced_wire_op).
+  return *static_cast<const WireOpShell*>(wire_.owner.get());
+}
 WireRuns Op::wire_runs() const {
   if (!wire_op_.spliced) return WireRuns{{wire_op_.bytes}, 1};
-  const auto* shell = static_cast<const WireOpShell*>(wire_.owner.get());
-  return WireRuns{{shell->before, wire_op_.bytes, shell->after}, 3};
+  return WireRuns{{wire_shell().before, wire_op_.bytes, wire_shell().after}, 3};
 }
 std::string_view Op::wire_type() const {
-  const std::string_view in = wire_op_.spliced
-                                  ? static_cast<const WireOpShell*>(wire_.owner.get())->after
-                                  : wire_op_.bytes;
+  const std::string_view in = wire_op_.spliced ? wire_shell().after : wire_op_.bytes;
   return in.substr(wire_op_.type_at, wire_op_.type_size);
 }
 bool Op::has_input(std::string_view slot) const {

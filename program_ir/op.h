@@ -104,11 +104,6 @@ struct WireOpShell {
 struct WireRuns {
   std::string_view runs[3];
   std::size_t count = 0;
-  std::size_t size() const {
-    std::size_t n = 0;
-    for (std::size_t i = 0; i < count; ++i) n += runs[i].size();
-    return n;
-  }
 };
 
 class Op {
@@ -215,8 +210,9 @@ class Op {
     bool operator==(const SlotLists&) const = default;
   };
   const SlotLists& slots() const;
-  // wire_op_'s OpDesc as runs, and the type they say.
+  // wire_op_'s OpDesc as runs, and the type they say; a spliced op's shell.
   WireRuns wire_runs() const;
+  const WireOpShell& wire_shell() const;
   std::string_view wire_type() const;
   // The slots are still only wire_op_'s bytes (has_input and the like
   // read them there).

@@ -31,8 +31,7 @@ struct EncodedOp {
 
 // Encodes `parts` as the writer's write_op does (same field order, same
 // helpers), noting what adopt needs on the way.
-// Into `scratch`, which it overwrites (then copied into a chunk: one
-// buffer per thread, so that an op's encoding allocates nothing).
+// Into `scratch`, which it overwrites.
 EncodedOp encode(const OpParts& parts, std::string& scratch) {
   scratch.clear();
   EncodedOp out{.bytes = scratch};
@@ -146,6 +145,23 @@ class PackedBytes {
 };
 
 thread_local PackedBytes packed_bytes;
+// Where an op is encoded before its bytes are copied to where they stay:
+// one buffer per thread, so that encoding allocates nothing.
+thread_local std::string encode_scratch;
+
+bool has_attrs(const OpParts& parts) {
+  return parts.wire_attrs ? !parts.wire_attrs->empty()
+                          : !parts.attrs.empty() || !parts.more_attrs.empty();
+}
+
+// An op of `parts`' type and flags, its slots and attributes still to set.
+Op bare_op(const OpParts& parts) {
+  Op op;
+  op.type = parts.type;
+  op.is_target = parts.is_target;
+  op.is_target_explicit = parts.is_target_explicit;
+  return op;
+}
 
 // `parts` as an op built in memory, for a type too long for a WireOp to say.
 Op unpacked_op(const OpParts& parts) {
@@ -172,17 +188,10 @@ Op unpacked_op(const OpParts& parts) {
 
 Op packed_op(const OpParts& parts) {
   if (parts.type.size() > WireOp::kMaxTypeSize) return unpacked_op(parts);
-  thread_local std::string scratch;
-  const EncodedOp encoded = encode(parts, scratch);
+  const EncodedOp encoded = encode(parts, encode_scratch);
   const auto [bytes, owner] = packed_bytes.keep(encoded.bytes);
-
-  Op op;
-  op.type = parts.type;
-  op.is_target = parts.is_target;
-  op.is_target_explicit = parts.is_target_explicit;
-  const bool has_attrs = parts.wire_attrs ? !parts.wire_attrs->empty()
-                                           : !parts.attrs.empty() || !parts.more_attrs.empty();
-  if (has_attrs)
+  Op op = bare_op(parts);
+  if (has_attrs(parts))
     op.set_wire_attrs(adopt_attrs(
         parts, encoded, bytes.substr(encoded.attrs_from, encoded.attrs_to - encoded.attrs_from),
         owner));
@@ -214,7 +223,8 @@ std::pair<std::size_t, std::size_t> input_field_at(std::string_view bytes, std::
 }
 
 // The bytes copies share and the runs of their own, in one allocation: the
-// copies' one owner (WireOpShell first, so that the owner's pointer is it).
+// copies' one owner, which they point at through its shell (Op::wire_runs
+// finds the shell there).
 struct SharedCopyBytes {
   WireOpShell shell;
   std::unique_ptr<char[]> storage;
@@ -224,14 +234,14 @@ struct SharedCopyBytes {
 
 std::vector<Op> packed_op_copies(const OpParts& parts, std::size_t slot,
                                  std::span<const std::string> vars) {
-  std::vector<Op> copies;
-  copies.reserve(vars.size());
   if (slot >= parts.inputs.size())
     throw Error("internal error: packed_op_copies: no input slot " + std::to_string(slot));
+  std::vector<Op> copies;
+  if (vars.empty()) return copies;
+  copies.reserve(vars.size());
   std::vector<Slot> inputs(parts.inputs.begin(), parts.inputs.end());
   OpParts first = parts;
   first.inputs = inputs;
-  if (vars.empty()) return copies;
   if (parts.type.size() > WireOp::kMaxTypeSize || !parts.var_inputs.empty()) {
     for (const std::string& var : vars) {  // held decoded, or no shared run: one op each
       inputs[slot].args = {var};
@@ -241,8 +251,7 @@ std::vector<Op> packed_op_copies(const OpParts& parts, std::size_t slot,
   }
   // Encoded once, for the first copy; the slot's field is then cut out.
   inputs[slot].args = {vars.front()};
-  thread_local std::string scratch;
-  const EncodedOp encoded = encode(first, scratch);
+  const EncodedOp encoded = encode(first, encode_scratch);
   const auto [cut_from, cut_to] = input_field_at(encoded.bytes, slot);
   const std::string_view before(encoded.bytes.data(), cut_from);
   const std::string_view after = std::string_view(encoded.bytes).substr(cut_to);
@@ -266,19 +275,15 @@ std::vector<Op> packed_op_copies(const OpParts& parts, std::size_t slot,
   held->shell.after = keep(after);
   const std::shared_ptr<const WireOpShell> shell(held, &held->shell);
   const std::shared_ptr<const void> owner = shell;
-  const bool has_attrs = parts.wire_attrs ? !parts.wire_attrs->empty()
-                                          : !parts.attrs.empty() || !parts.more_attrs.empty();
+  const bool with_attrs = has_attrs(parts);
   const WireAttrs attrs =
       adopt_attrs(parts, encoded,
                   held->shell.after.substr(encoded.attrs_from - cut_to,
                                            encoded.attrs_to - encoded.attrs_from),
                   owner);
   for (const std::string& bytes : own) {
-    Op op;
-    op.type = parts.type;
-    op.is_target = parts.is_target;
-    op.is_target_explicit = parts.is_target_explicit;
-    if (has_attrs) op.set_wire_attrs(attrs);
+    Op op = bare_op(parts);
+    if (with_attrs) op.set_wire_attrs(attrs);
     WireOp wire{.bytes = keep(bytes),
                 .input_names = encoded.input_names,
                 .output_names = encoded.output_names,

@@ -9,9 +9,6 @@
 
 namespace ctp {
 
-// What an op is made of, none of it copied: the type, the slots and the
-// attributes, either as values (`attrs`) or as the wire bytes of an op that
-// was read (`wire_attrs`, set and non-empty: written as they are).
 // A slot that names one var, as views: what most of the ops a rewrite adds
 // per parameter have, built without copying a name (OpParts::var_inputs).
 struct VarSlot {
@@ -19,6 +16,9 @@ struct VarSlot {
   std::string_view var;
 };
 
+// What an op is made of, none of it copied: the type, the slots and the
+// attributes, either as values (`attrs`) or as the wire bytes of an op that
+// was read (`wire_attrs`, set and non-empty: written as they are).
 struct OpParts {
   std::string_view type;
   std::span<const Slot> inputs;

@@ -48,10 +48,11 @@
 #include <string>
 #include <string_view>
 
-#include "program_ir/mapped_file.h"
 #include "program_ir/program.h"
 
 namespace ctp {
+
+class MappedFile;
 
 class ByteSink;  // program_ir/byte_sink.h
 

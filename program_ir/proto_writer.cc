@@ -19,6 +19,7 @@
 #include "program_ir/byte_sink.h"
 #include "program_ir/error.h"
 #include "program_ir/framework_fields.h"
+#include "program_ir/mapped_file.h"
 #include "program_ir/proto_io.h"
 #include "program_ir/proto_op_fields.h"
 #include "program_ir/proto_write_parts.h"
@@ -155,19 +156,16 @@ void write_attrs(Out& w, const Op& op, Unknowns<Out>& unknown) {
   }
 }
 
-// Returns the bytes it wrote when the op went back as the bytes it was read
-// from (for PagesBehind), else nullopt.
+// Returns the bytes it wrote when the op went back as the one run of bytes
+// it was read from (for PagesBehind), else nullopt.
 template <class Out>
 std::optional<std::string_view> write_op(Out& w, const Op& op) {
   // An op that nothing changed since it was read goes back as its bytes
   // (both passes take this path, so the recorded lengths stay in step).
+  // (A copy that shares its bytes with others, a spliced op, is three runs.)
   if (const std::optional<WireRuns> wire = op.unchanged_wire_runs()) {
-    if (wire->count == 1) {
-      w.bytes_field(fl::block::kOps, wire->runs[0]);
-      return wire->runs[0];
-    }
-    // A copy that shares its bytes with others (a spliced op), in its runs.
     w.bytes_field(fl::block::kOps, std::span<const std::string_view>(wire->runs, wire->count));
+    if (wire->count == 1) return wire->runs[0];
     return std::nullopt;
   }
   auto body = w.begin_message(fl::block::kOps);

@@ -9,8 +9,8 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
-#include <string>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace ctp::wire {

@@ -84,8 +84,8 @@ void LocalSgdTranspiler::rewrite_main(Program& main, const RewriteContext& conte
                                 {{kOpRoleAttr, optimize_role}}));
   }
   // Each rank checks its own gradients here (none are reduced): agree on
-  // an overflow so that all skip and rescale together.
-  // (The rewrite above adds no such op.)
+  // an overflow so that all skip and rescale together. The walk collected
+  // the checks, last first (the rewrite above adds none).
   std::reverse(checks.begin(), checks.end());
   insert_found_infinite_allreduce(block, checks, pass);
 }

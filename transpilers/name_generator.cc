@@ -7,15 +7,10 @@ std::string NameGenerator::generate(std::string_view key) {
   return it->first + "_" + std::to_string(it->second++);
 }
 
-bool NameGenerator::used(std::string_view key) const {
-  return next_id_.contains(std::string(key));
-}
-
-std::vector<std::string> NameGenerator::keys() const {
-  std::vector<std::string> keys;
-  keys.reserve(next_id_.size());
-  for (const auto& [key, next] : next_id_) keys.push_back(key);
-  return keys;
+std::optional<std::string> NameGenerator::key_shared_with(const NameGenerator& other) const {
+  for (const auto& [key, next] : next_id_)
+    if (other.next_id_.contains(key)) return key;
+  return std::nullopt;
 }
 
 }  // namespace ctp

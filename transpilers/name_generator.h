@@ -5,17 +5,16 @@
 #pragma once
 #include <string>
 #include <string_view>
+#include <optional>
 #include <unordered_map>
-#include <vector>
 
 namespace ctp {
 
 class NameGenerator {
  public:
   std::string generate(std::string_view key);
-  // Whether generate(key) has run, and every key it has run for (any order).
-  bool used(std::string_view key) const;
-  std::vector<std::string> keys() const;
+  // A key both this and `other` have generated names from, if any.
+  std::optional<std::string> key_shared_with(const NameGenerator& other) const;
 
  private:
   std::unordered_map<std::string, int> next_id_;

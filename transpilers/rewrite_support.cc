@@ -150,7 +150,7 @@ std::span<const NamedAttribute> default_role_unless_in(std::span<const NamedAttr
 
 }  // namespace
 
-Op make_op(std::string type, std::vector<Slot> inputs, std::vector<Slot> outputs,
+Op make_op(std::string_view type, std::vector<Slot> inputs, std::vector<Slot> outputs,
            std::vector<NamedAttribute> attrs) {
   return packed_op(OpParts{.type = type,
                            .inputs = inputs,

@@ -78,7 +78,7 @@ std::string create_var(Block& block, const VarRequest& request, std::string_view
 // (the program's default role) appended when the caller gave none. The op
 // comes packed (program_ir/op_packing.h): a rewrite of a large program adds
 // one or more per parameter.
-Op make_op(std::string type, std::vector<Slot> inputs, std::vector<Slot> outputs,
+Op make_op(std::string_view type, std::vector<Slot> inputs, std::vector<Slot> outputs,
            std::vector<NamedAttribute> attrs);
 
 // make_op for an op whose slots each name one var, from views: nothing is
