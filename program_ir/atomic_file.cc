@@ -11,19 +11,17 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
-#include <condition_variable>
 #include <cstring>
-#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <mutex>
 #include <optional>
 #include <set>
-#include <thread>
 #include <vector>
 
 #include "program_ir/error.h"
+#include "program_ir/file_sink.h"
 
 namespace ctp {
 namespace {
@@ -126,127 +124,6 @@ class SignalHold {
 // --- plain file helpers ---
 
 std::string errno_text(int err) { return std::strerror(err); }
-
-void write_all(int fd, std::string_view contents, const std::string& path) {
-  const char* p = contents.data();
-  std::size_t left = contents.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      throw Error(path + ": write failed: " + errno_text(errno));
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-}
-
-// A staged file written through two buffers: appends fill one while a
-// thread of the sink's own writes the other, since write(2) into the page
-// cache is about half of what staging a large program takes (32 of the 62
-// ms of a 100k-op local_sgd main.pb), and the encoder need not wait for it.
-// A file of one buffer or less is written on the caller's thread, with no
-// thread started. Every kWriteback bytes the writer asks the kernel to start
-// writing them to disk (sync_file_range, which does not wait), so that the
-// fsync before the commit waits for the last ones only instead of all of a
-// large file. A write error is thrown by the next append or by flush().
-class FileSink final : public ByteSink {
- public:
-  FileSink(int fd, const std::string& path) : fd_(fd), path_(path) {}
-  FileSink(const FileSink&) = delete;
-  FileSink& operator=(const FileSink&) = delete;
-  ~FileSink() {
-    if (!writer_.joinable()) return;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    writer_.join();
-  }
-  void append(std::string_view bytes) override {
-    while (!bytes.empty()) {
-      if (filling_.capacity() < kBuffer) filling_.reserve(kBuffer);
-      const std::size_t n = std::min(bytes.size(), kBuffer - filling_.size());
-      filling_.append(bytes.substr(0, n));
-      bytes.remove_prefix(n);
-      if (filling_.size() == kBuffer) hand_over();
-    }
-  }
-  // Writes what is buffered and waits for the writer.
-  void flush() {
-    if (!writer_.joinable()) {
-      write(filling_);
-      filling_.clear();
-      return;
-    }
-    if (!filling_.empty()) hand_over();
-    writer_idle();
-  }
-
- private:
-  static constexpr std::size_t kBuffer = 1 << 20;
-  static constexpr std::size_t kWriteback = 8 << 20;
-
-  // Gives the full buffer to the writer once it has written the last one.
-  void hand_over() {
-    if (!writer_.joinable()) writer_ = std::thread([this] { write_handed_over(); });
-    std::unique_lock<std::mutex> lock = writer_idle();
-    filling_.swap(writing_);
-    filling_.clear();
-    pending_ = true;
-    lock.unlock();
-    wake_.notify_one();
-  }
-  // Waits until the writer has written what it was handed; throws its error.
-  std::unique_lock<std::mutex> writer_idle() {
-    std::unique_lock<std::mutex> lock(mu_);
-    done_.wait(lock, [&] { return !pending_; });
-    if (error_) std::rethrow_exception(error_);
-    return lock;
-  }
-  void write_handed_over() {
-    std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      wake_.wait(lock, [&] { return pending_ || stop_; });
-      if (!pending_) return;
-      lock.unlock();
-      std::exception_ptr error;
-      try {
-        write(writing_);
-      } catch (...) {
-        error = std::current_exception();
-      }
-      lock.lock();
-      if (error && !error_) error_ = error;
-      pending_ = false;
-      done_.notify_all();
-    }
-  }
-  void write(std::string_view bytes) {
-    write_all(fd_, bytes, path_);
-    written_ += bytes.size();
-    if (written_ - writeback_from_ < kWriteback) return;
-    // A hint: where the file system cannot, the fsync does it all.
-    (void)::sync_file_range(fd_, static_cast<off_t>(writeback_from_),
-                            static_cast<off_t>(written_ - writeback_from_),
-                            SYNC_FILE_RANGE_WRITE);
-    writeback_from_ = written_;
-  }
-
-  int fd_;
-  const std::string& path_;
-  std::string filling_;  // the caller's
-  std::string writing_;  // the writer's while pending_
-  std::size_t written_ = 0;  // the writer's (the caller's before it starts)
-  std::size_t writeback_from_ = 0;
-  std::thread writer_;
-  std::mutex mu_;
-  std::condition_variable wake_, done_;
-  bool pending_ = false;
-  bool stop_ = false;
-  std::exception_ptr error_;
-};
 
 // Copies what is left of `from` to `to`: in the kernel (copy_file_range)
 // where the file systems allow it, else through a buffer.

@@ -2,9 +2,18 @@
 // while the sink's own thread writes the one before. The file keeps the
 // order of the appends whatever their sizes, and several files staged at
 // once from several threads (as `ctp transpile` stages startup beside main)
-// each get their own bytes. Also built into the ThreadSanitizer tests.
+// each get their own bytes. A file of several buffers goes to the disk
+// past the page cache where the file system takes direct I/O. Also built
+// into the ThreadSanitizer tests.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,6 +86,61 @@ TEST(StagedStream, AnEncoderErrorAfterHandOversStagesNothing) {
                Error);
   output.commit();
   EXPECT_FALSE(std::filesystem::exists(dir / "b"));
+}
+
+// Whether the file system of `dir` takes a direct write of one aligned
+// block (it may refuse at open or at the write).
+bool takes_direct_io(const std::string& dir) {
+  const std::string probe = dir + "/direct_probe";
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_DIRECT | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  std::unique_ptr<char, decltype(&std::free)> block(
+      static_cast<char*>(std::aligned_alloc(4096, 4096)), &std::free);
+  std::memset(block.get(), 0, 4096);
+  const bool wrote = ::write(fd, block.get(), 4096) == 4096;
+  ::close(fd);
+  ::unlink(probe.c_str());
+  return wrote;
+}
+
+// How many of the first `size` bytes' pages of `path` are in the page cache.
+std::size_t cached_pages(const std::string& path, std::size_t size) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot open: " + std::strerror(errno));
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) throw Error(path + ": cannot map: " + std::strerror(errno));
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident((size + page - 1) / page);
+  const int rc = ::mincore(map, size, resident.data());
+  ::munmap(map, size);
+  if (rc != 0) throw Error(path + ": mincore failed: " + std::strerror(errno));
+  std::size_t cached = 0;
+  for (unsigned char r : resident) cached += r & 1;
+  return cached;
+}
+
+// A file of several buffers is written to the disk from the sink's buffers
+// (direct I/O), not copied into the page cache first: on a large output
+// that copy took most of the write time (bench/RESULTS.md, session 21).
+// The last, partial buffer goes through the page cache; the bytes are the
+// same either way.
+TEST(StagedStream, AFileOfSeveralBuffersGoesToTheDiskPastThePageCache) {
+  test::TempDir dir("staged_stream_direct");
+  if (!takes_direct_io(dir.path().string()))
+    GTEST_SKIP() << "the file system of " << dir.path() << " takes no direct I/O";
+  const std::string out = dir / "large.bin";
+  std::string expected;
+  OutputSet output(dir.path().string());
+  output.stage_streamed(out, [&](ByteSink& s) { expected = append_pieces(s, 'a'); });
+  output.commit();
+  const std::size_t whole_buffers = (expected.size() >> 20) << 20;
+  ASSERT_GE(whole_buffers, std::size_t{4} << 20);
+  // Before anything reads the file (which would bring it into the cache).
+  const std::size_t cached = cached_pages(out, whole_buffers);
+  const std::size_t pages = whole_buffers / static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  EXPECT_LT(cached, pages / 8) << cached << " of its first " << pages << " pages are cached";
+  EXPECT_TRUE(test::same_bytes(read_file(out), expected));
 }
 
 }  // namespace
