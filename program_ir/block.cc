@@ -23,6 +23,13 @@ Block& Block::operator=(const Block& other) {
   return *this;
 }
 
+void Block::reserve_vars(std::size_t count) {
+  // Vars added to a block holding vars as bytes are held so too
+  // (emplace_wire_var), or decoded beside them in vars_.
+  if (has_wire_vars()) wire_vars_->reserve(count);
+  else var_index_.reserve(count);
+}
+
 void Block::rebuild_index() const {
   var_index_.clear();
   var_index_.reserve(vars_.size());

@@ -59,8 +59,9 @@ class Block {
   // end of the block in order, until one's name is declared already: whether
   // all were added (if not, `nodes` starts with the var refused).
   bool splice_vars(std::list<Var>& nodes);
-  // Room for `count` vars in the name index, when a reader knows how many.
-  void reserve_vars(std::size_t count) { var_index_.reserve(count); }
+  // Room for `count` vars in all, when a reader or a rewrite knows how many
+  // the block will hold: adding up to that many then grows no index.
+  void reserve_vars(std::size_t count);
   Var* find_var(std::string_view name);
   const Var* find_var(std::string_view name) const;
   // Throws ctp::Error naming the block and the var when it is missing.

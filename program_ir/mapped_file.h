@@ -40,25 +40,40 @@ class MappedFile {
 };
 
 // Gives a mapped input's pages back behind a pass that reads it front to
-// back (the protobuf writer's passes): passed(p) says the pass has read
-// everything before p, and every kStep bytes the pages before p go back, so
-// that the pass holds a few MiB of its input instead of all of it. A pass
-// that goes back to an earlier byte (an op moved up) just maps it again.
+// back (the protobuf writer's passes), or back to front (the second half of
+// a large block's size pass): passed(p) says the pass has read everything
+// before p (from p on, backwards), and every kStep bytes the pages it has
+// passed go back, so that the pass holds a few MiB of its input instead of
+// all of it. A pass that goes back to a byte it passed (an op moved) just
+// maps it again.
 class PagesBehind {
  public:
-  explicit PagesBehind(const MappedFile& file)
-      : file_(file), released_(file.bytes().data()), end_(released_ + file.bytes().size()) {}
+  enum class Direction { kForward, kBackward };
+  explicit PagesBehind(const MappedFile& file, Direction direction = Direction::kForward)
+      : file_(file),
+        begin_(file.bytes().data()),
+        end_(begin_ + file.bytes().size()),
+        released_(direction == Direction::kForward ? begin_ : end_),
+        forward_(direction == Direction::kForward) {}
+  const MappedFile& file() const { return file_; }
   void passed(const char* p) {
-    if (p < released_ || p >= end_ || static_cast<std::size_t>(p - released_) < kStep) return;
-    file_.release(released_, p);
-    released_ = p;
+    if (p < begin_ || p >= end_) return;
+    if (forward_ && p >= released_ && static_cast<std::size_t>(p - released_) >= kStep) {
+      file_.release(released_, p);
+      released_ = p;
+    } else if (!forward_ && p <= released_ && static_cast<std::size_t>(released_ - p) >= kStep) {
+      file_.release(p, released_);
+      released_ = p;
+    }
   }
 
  private:
   static constexpr std::size_t kStep = std::size_t{4} << 20;
   const MappedFile& file_;
-  const char* released_;
+  const char* begin_;
   const char* end_;
+  const char* released_;
+  bool forward_;
 };
 
 }  // namespace ctp

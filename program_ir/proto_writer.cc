@@ -10,10 +10,12 @@
 // checks each recorded length against what it wrote all the same.
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "program_ir/byte_sink.h"
@@ -193,6 +195,20 @@ std::optional<std::string_view> write_op(Out& w, const Op& op) {
 
 // `behind`, when set, gives the input's pages back behind the pass.
 template <class Out>
+void write_ops(Out& w, const Block& block, Unknowns<Out>& unknown, PagesBehind* behind) {
+  for (const Op& op : block.ops()) {
+    unknown.before_known();
+    const std::optional<std::string_view> read_bytes = write_op(w, op);
+    if (behind && read_bytes) behind->passed(read_bytes->data());
+  }
+}
+// The size pass's, which counts a large block's ops on two threads (below).
+class SizeCounter;
+void write_ops(SizeCounter& w, const Block& block, Unknowns<SizeCounter>& unknown,
+               PagesBehind* behind);
+
+// `behind`, when set, gives the input's pages back behind the pass.
+template <class Out>
 void write_block(Out& w, const Block& block, PagesBehind* behind) {
   auto body = w.begin_message(fl::program::kBlocks);
   const RawSink<Out> sink{w};
@@ -211,11 +227,7 @@ void write_block(Out& w, const Block& block, PagesBehind* behind) {
       if (behind) behind->passed(var.bytes.data());
     }
   });
-  for (const Op& op : block.ops()) {
-    unknown.before_known();
-    const std::optional<std::string_view> read_bytes = write_op(w, op);
-    if (behind && read_bytes) behind->passed(read_bytes->data());
-  }
+  write_ops(w, block, unknown, behind);
   if (block.forward_block_idx != -1 || block.forward_block_idx_explicit) {
     unknown.before_known();
     w.int32_field(fl::block::kForwardBlockIdx, block.forward_block_idx);
@@ -289,6 +301,20 @@ class SizeCounter : public wire::FieldEncoder<SizeCounter> {
   explicit SizeCounter(std::vector<uint64_t>& sizes) : sizes_(sizes) {}
   std::size_t total() const { return n_; }
 
+  // A counter for messages at this one's depth, into `sizes` of its own.
+  SizeCounter sibling(std::vector<uint64_t>& sizes) const {
+    SizeCounter counter(sizes);
+    counter.depth_ = depth_;
+    return counter;
+  }
+  // Takes a sibling's count, which counted messages that come after this
+  // one's, in reverse order (its recorded lengths, one per message, then
+  // go in backwards).
+  void append_reversed(const SizeCounter& later) {
+    n_ += later.n_;
+    sizes_.insert(sizes_.end(), later.sizes_.rbegin(), later.sizes_.rend());
+  }
+
   // The primitives FieldEncoder counts fields with.
   void tag(uint32_t field, WireType) { n_ += tag_size(field); }
   void varint(uint64_t v) { n_ += varint_size(v); }
@@ -316,6 +342,57 @@ class SizeCounter : public wire::FieldEncoder<SizeCounter> {
   std::size_t n_ = 0;
   int depth_ = 0;
 };
+
+// Below this many ops a block's size pass runs on the calling thread alone.
+constexpr std::size_t kTwoThreadSizePassFrom = 16384;
+
+// The size pass over a large block's ops: the first half on the calling
+// thread, front to back, while another walks the second half back to front
+// (a list has no middle to start from), each giving the input's pages back
+// behind it. That pass reads every op's type where the op lies (to see that
+// it is unchanged), a cache miss each, and the core is otherwise idle then:
+// the other rewrite and its staging are done. Each op records at most one
+// length (its own message's; deeper ones are not recorded), so the second
+// half's lengths, reversed, follow the first half's in op order. With
+// unknown fields in the block, whose places count the ops, it runs alone.
+void write_ops(SizeCounter& w, const Block& block, Unknowns<SizeCounter>& unknown,
+               PagesBehind* behind) {
+  const std::size_t ops = block.op_count();
+  if (ops < kTwoThreadSizePassFrom || !block.unknown_fields.empty() ||
+      std::thread::hardware_concurrency() < 2)
+    return write_ops<SizeCounter>(w, block, unknown, behind);
+  const std::size_t back_ops = ops / 2;
+  std::vector<uint64_t> back_sizes;
+  back_sizes.reserve(back_ops);
+  SizeCounter back = w.sibling(back_sizes);
+  std::exception_ptr back_error;
+  std::thread back_half([&] {
+    try {
+      std::optional<PagesBehind> ahead;
+      if (behind) ahead.emplace(behind->file(), PagesBehind::Direction::kBackward);
+      auto it = block.ops().end();
+      for (std::size_t i = 0; i < back_ops; ++i) {
+        const std::optional<std::string_view> read_bytes = write_op(back, *--it);
+        if (ahead && read_bytes) ahead->passed(read_bytes->data());
+      }
+    } catch (...) {
+      back_error = std::current_exception();
+    }
+  });
+  auto it = block.ops().begin();
+  try {
+    for (std::size_t i = back_ops; i < ops; ++i, ++it) {
+      const std::optional<std::string_view> read_bytes = write_op(w, *it);
+      if (behind && read_bytes) behind->passed(read_bytes->data());
+    }
+  } catch (...) {
+    back_half.join();
+    throw;
+  }
+  back_half.join();
+  if (back_error) std::rethrow_exception(back_error);
+  w.append_reversed(back);
+}
 
 // The write pass: encodes into a buffer that goes to the sink whenever a
 // var, op or block is complete and the buffer holds kChunk bytes or more,

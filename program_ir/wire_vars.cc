@@ -50,7 +50,7 @@ void WireVars::set(std::size_t i, std::string_view bytes, std::string_view name,
 }
 
 template <typename Entry>
-WireVars::Probe WireVars::probe_in(const std::vector<Entry>& index, std::string_view name) const {
+WireVars::Probe WireVars::probe_in(const Index<Entry>& index, std::string_view name) const {
   using Codec = EntryCodec<Entry>;
   const std::size_t mask = index.size() - 1;
   Probe probe{.hash = hash32(name)};
@@ -68,7 +68,7 @@ WireVars::Probe WireVars::probe_in(const std::vector<Entry>& index, std::string_
 }
 
 template <typename Entry>
-std::size_t WireVars::index_into(std::vector<Entry>& index, std::size_t room) {
+std::size_t WireVars::index_into(Index<Entry>& index, std::size_t room) {
   using Codec = EntryCodec<Entry>;
   const std::size_t capacity = std::bit_ceil(std::max<std::size_t>(2 * room, 16));
   index.assign(capacity, 0);
@@ -94,19 +94,29 @@ std::size_t WireVars::find(std::string_view name) const {
   return npos;
 }
 
-WireVars::Probe WireVars::probe_for_new(std::string_view name) {
+bool WireVars::index_room(std::size_t count) {
   constexpr std::size_t kSmall = EntryCodec<uint32_t>::kRecordMask;  // record + 1 fits
-  const std::size_t count = records_.size() + 1;
   const bool wide = !index64_.empty() || count >= kSmall;
-  if (wide && !index32_.empty()) std::vector<uint32_t>().swap(index32_);
-  // Rebuilt whole (without removed records) when one more would make it
-  // more than half full; then half full at most again.
+  if (wide && !index32_.empty()) Index<uint32_t>().swap(index32_);
+  // Rebuilt whole (without removed records) when `count` would make it more
+  // than half full; then half full at most again.
   if (2 * count > (wide ? index64_.size() : index32_.size())) {
     if (wide)
       index_into(index64_, count);
     else
       index_into(index32_, count);
   }
+  return wide;
+}
+
+void WireVars::reserve(std::size_t count) {
+  if (count <= records_.size()) return;
+  records_.reserve(count);
+  index_room(count);
+}
+
+WireVars::Probe WireVars::probe_for_new(std::string_view name) {
+  const bool wide = index_room(records_.size() + 1);
   return wide ? probe_in(index64_, name) : probe_in(index32_, name);
 }
 
@@ -201,8 +211,8 @@ std::list<Var> WireVars::take_all() {
     }
   }
   std::vector<Record>().swap(records_);
-  std::vector<uint32_t>().swap(index32_);
-  std::vector<uint64_t>().swap(index64_);
+  Index<uint32_t>().swap(index32_);
+  Index<uint64_t>().swap(index64_);
   owner_.reset();
   std::vector<std::unique_ptr<char[]>>().swap(appended_chunks_);
   chunk_free_ = nullptr;

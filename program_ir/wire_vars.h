@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "program_ir/huge_page_allocator.h"
 #include "program_ir/var.h"
 
 namespace ctp {
@@ -62,6 +63,12 @@ class WireVars {
   std::pair<std::size_t, bool> emplace_bytes(std::string_view bytes, std::string_view name,
                                              WireVarFlags flags);
   std::pair<std::size_t, bool> emplace_decoded(Var&& var);
+  // Room for `count` records in all, so that adding up to that many grows
+  // neither the records nor the index again: a rewrite that adds many vars
+  // (MultiThread all_gather adds a var per rank per parameter, four times
+  // a large program's own) would otherwise rebuild the index twice,
+  // reading every name each time.
+  void reserve(std::size_t count);
 
   // Whether records remain (take_all has not run): safe beside const
   // callers that hold mutex().
@@ -133,11 +140,13 @@ class WireVars {
   // that a probe reads a name only when the tags match: 8 bits of tag in 32
   // while records fit in 24 bits (4 bytes an entry: a large block has
   // hundreds of thousands of vars), else 32 bits of tag in 64.
-  std::vector<uint32_t> index32_;
-  std::vector<uint64_t> index64_;
+  template <typename Entry>
+  using Index = std::vector<Entry, HugePageAllocator<Entry>>;
+  Index<uint32_t> index32_;
+  Index<uint64_t> index64_;
   // Indexes every record not removed, with room for `room` records.
   template <typename Entry>
-  std::size_t index_into(std::vector<Entry>& index, std::size_t room);
+  std::size_t index_into(Index<Entry>& index, std::size_t room);
   // The record not removed named `name`, or where a record of that name
   // would go (find, index_into, and probe_for_new, which first grows the
   // index to take one more).
@@ -147,8 +156,11 @@ class WireVars {
     uint32_t hash = 0;
   };
   template <typename Entry>
-  Probe probe_in(const std::vector<Entry>& index, std::string_view name) const;
+  Probe probe_in(const Index<Entry>& index, std::string_view name) const;
   Probe probe_for_new(std::string_view name);
+  // Makes the index at most half full with `count` records (rebuilding it
+  // when not); whether it is the wide one.
+  bool index_room(std::size_t count);
   // Appends `record` where `probe` says.
   std::size_t append_at(const Probe& probe, const Record& record);
   // Appended vars' bytes: chunks that only grow, so that records can view

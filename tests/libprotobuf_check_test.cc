@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <memory>
 
+#include "bench/training_program.h"
 #include "program_ir/atomic_file.h"
 #include "program_ir/proto_io.h"
 #include "program_ir/scalar.h"
@@ -63,6 +65,30 @@ TEST(LibprotobufCheck, RandomProgramsReadTheSameAndWriteTheSameBytes) {
 }
 
 // The comparison finds what differs (or the tests above could not fail).
+// A block of tens of thousands of ops is sized on two threads (the second
+// half back to front; proto_writer.cc): ctp writes what libprotobuf writes,
+// for ops built in memory, each of its own length, and for ops read as
+// bytes with every 97th edited (encoded afresh, another length).
+TEST(LibprotobufCheck, ALargeBlockSizedOnTwoThreadsIsWrittenAsLibprotobufWritesIt) {
+  const bench::TrainingPrograms programs = bench::make_training_programs(20000);
+  ASSERT_GE(programs.main.global_block().op_count(), 16384u);
+  const auto bytes = std::make_shared<const std::string>(serialize_program_proto(programs.main));
+  check::pb::ProgramDesc message;
+  ASSERT_TRUE(check::parse(*bytes, message));
+  EXPECT_EQ(check::difference(programs.main, message), "");
+  EXPECT_TRUE(test::same_bytes(message.SerializeAsString(), *bytes));
+
+  Program read = parse_program_proto(*bytes, "main.pb", ProtoReadOptions{.owner = bytes});
+  int64_t i = 0;
+  for (Op& op : read.global_block().ops())
+    if (i++ % 97 == 0) op.set_attr("edited", Attribute(i));
+  const std::string edited = serialize_program_proto(read);
+  check::pb::ProgramDesc edited_message;
+  ASSERT_TRUE(check::parse(edited, edited_message));
+  EXPECT_EQ(check::difference(read, edited_message), "");
+  EXPECT_TRUE(test::same_bytes(edited_message.SerializeAsString(), edited));
+}
+
 TEST(LibprotobufCheck, TheComparisonSeesEachKindOfDifference) {
   Program p = Program::with_global_block();
   Block& b = p.global_block();

@@ -102,6 +102,26 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
   });
 }
 
+// The adam and lamb ops that all_gather will split, counted in the walk
+// that refuses a program with loss scaling: all_gather's adam copies read
+// the gathered gradients, gathered before FP16 loss scaling
+// (transpilers/loss_scaling.h) unscales and checks the local ones: they
+// would step on scaled gradients, each worker on its own overflow flag.
+// Refused until the gather moves after the check.
+std::size_t count_adam_ops_for_all_gather(const Block& block, std::string_view pass) {
+  std::size_t adam_ops = 0;
+  for (const Op& op : block.ops()) {
+    if (op.type == "check_finite_and_unscale")
+      throw Error(std::string(pass) +
+                  ": trans_mode all_gather cannot take a program with loss scaling "
+                  "(check_finite_and_unscale): its adam copies read gradients gathered before "
+                  "they are unscaled; use fuse_all_reduce or all_reduce, or --amp bf16 "
+                  "without loss scaling");
+    if (op.type == "adam" || op.type == "lamb") ++adam_ops;
+  }
+  return adam_ops;
+}
+
 // MultiThread._insert_fuse_allreduce_ops: grads (reverse op order) in segments
 // of one dtype and at most 128; per segment a coalesce_tensor into
 // "FusedOutput_<first grad>_<n>", all before the first optimizer op.
@@ -198,22 +218,18 @@ void MultiThreadTranspiler::rewrite_startup(Program& startup,
 void MultiThreadTranspiler::rewrite_main(Program& main, const RewriteContext& context) const {
   const int nranks = static_cast<int>(collective().endpoints.size());
   Block& block = main.global_block();
-  // all_gather's adam copies read the gathered gradients, gathered before
-  // FP16 loss scaling (transpilers/loss_scaling.h) unscales and checks the
-  // local ones: they would step on scaled gradients, each worker on its own
-  // overflow flag. Refused until the gather moves after the check.
-  if (options_.trans_mode == MultiThreadTransMode::kAllGather)
-    for (const Op& op : block.ops())
-      if (op.type == "check_finite_and_unscale")
-        throw Error(std::string(context.pass) +
-                    ": trans_mode all_gather cannot take a program with loss scaling "
-                    "(check_finite_and_unscale): its adam copies read gradients gathered before "
-                    "they are unscaled; use fuse_all_reduce or all_reduce, or --amp bf16 "
-                    "without loss scaling");
+  const std::size_t adam_ops = options_.trans_mode == MultiThreadTransMode::kAllGather
+                                   ? count_adam_ops_for_all_gather(block, context.pass)
+                                   : 0;
   insert_loss_grad_scale(block, static_cast<float>(1.0 / nranks), context.pass);
   switch (options_.trans_mode) {
     case MultiThreadTransMode::kAllGather: {
       const int allgather_ranks = nranks * options_.gpu_num;
+      // A gathered grad and a piece per rank for each adam op's parameter,
+      // added at once (without this, a large program's var index is rebuilt
+      // as they come: bench/RESULTS.md, session 21).
+      block.reserve_vars(block.var_count() +
+                         adam_ops * (static_cast<std::size_t>(allgather_ranks) + 1));
       insert_grad_allgather(block, nrings(), allgather_ranks, collective().dialect, context.pass);
       split_adam_ops(block, allgather_ranks, context.pass);
       break;
