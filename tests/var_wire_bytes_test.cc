@@ -204,6 +204,27 @@ TEST(VarWireBytes, PackedVarsAreHeldAsBytesInDeclarationOrder) {
   EXPECT_EQ(names_in_order(block), walked);
 }
 
+// Room reserved for the vars a rewrite will add (Block::reserve_vars,
+// WireVars::reserve, which rebuilds the index at once): the vars read, one
+// of them removed first, and the added ones are all found, in order.
+TEST(VarWireBytes, RoomReservedForAddedVarsKeepsEveryNameFound) {
+  Program owned = read_owned(three_vars());
+  Block& block = owned.global_block();
+  ASSERT_TRUE(block.remove_var("x"));
+  constexpr int kAdded = 5000;
+  block.reserve_vars(block.var_count() + kAdded);
+  std::vector<std::string> expected{"w", "d"};
+  for (int i = 0; i < kAdded; ++i) {
+    expected.push_back("piece_" + std::to_string(i));
+    ASSERT_TRUE(add_packed_var(block, new_var(expected.back(), {i + 1}, false)));
+  }
+  EXPECT_FALSE(add_packed_var(block, new_var("w", {1}, false)));
+  EXPECT_FALSE(block.has_var("x"));
+  for (const std::string& name : expected) EXPECT_TRUE(block.has_var(name)) << name;
+  EXPECT_EQ(block.var("piece_4321").shape, (std::vector<int64_t>{4322}));
+  EXPECT_EQ(names_in_order(block), expected);
+}
+
 // copy_var reads a var held as bytes without keeping it decoded.
 TEST(VarWireBytes, ACopiedVarStaysBytes) {
   const std::string bytes = three_vars();
