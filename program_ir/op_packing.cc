@@ -239,29 +239,38 @@ std::vector<Op> packed_op_copies(const OpParts& parts, std::size_t slot,
   std::vector<Op> copies;
   if (vars.empty()) return copies;
   copies.reserve(vars.size());
-  std::vector<Slot> inputs(parts.inputs.begin(), parts.inputs.end());
-  OpParts first = parts;
-  first.inputs = inputs;
   if (parts.type.size() > WireOp::kMaxTypeSize || !parts.var_inputs.empty()) {
+    std::vector<Slot> inputs(parts.inputs.begin(), parts.inputs.end());
+    OpParts copy = parts;
+    copy.inputs = inputs;
     for (const std::string& var : vars) {  // held decoded, or no shared run: one op each
       inputs[slot].args = {var};
-      copies.push_back(packed_op(first));
+      copies.push_back(packed_op(copy));
     }
     return copies;
   }
-  // Encoded once, for the first copy; the slot's field is then cut out.
-  inputs[slot].args = {vars.front()};
-  const EncodedOp encoded = encode(first, encode_scratch);
+  // Encoded once; the slot's field, whatever `parts` gives it, is then cut
+  // out, and each copy gets its own.
+  const EncodedOp encoded = encode(parts, encode_scratch);
   const auto [cut_from, cut_to] = input_field_at(encoded.bytes, slot);
   const std::string_view before(encoded.bytes.data(), cut_from);
   const std::string_view after = std::string_view(encoded.bytes).substr(cut_to);
-  std::vector<std::string> own(vars.size());
-  std::size_t total = before.size() + after.size();
-  for (std::size_t i = 0; i < vars.size(); ++i) {
-    wire::Writer w(own[i]);
-    proto_write::write_slot(w, fl::op::kInputs, Slot{parts.inputs[slot].name, {vars[i]}});
-    total += own[i].size();
+  // Each copy's own field (the slot naming its var, as write_slot writes a
+  // slot of one argument), one after the other in one buffer.
+  std::string own;
+  std::vector<std::size_t> own_ends;
+  own_ends.reserve(vars.size());
+  {
+    wire::Writer w(own);
+    for (const std::string& var : vars) {
+      auto body = w.begin_message(fl::op::kInputs);
+      w.bytes_field(fl::op_slot::kParameter, parts.inputs[slot].name);
+      w.bytes_field(fl::op_slot::kArguments, var);
+      w.end_message(body);
+      own_ends.push_back(own.size());
+    }
   }
+  const std::size_t total = before.size() + after.size() + own.size();
   auto held = std::make_shared<SharedCopyBytes>();
   held->storage = std::make_unique_for_overwrite<char[]>(total);
   char* at = held->storage.get();
@@ -281,7 +290,8 @@ std::vector<Op> packed_op_copies(const OpParts& parts, std::size_t slot,
                   held->shell.after.substr(encoded.attrs_from - cut_to,
                                            encoded.attrs_to - encoded.attrs_from),
                   owner);
-  for (const std::string& bytes : own) {
+  for (std::size_t i = 0, from = 0; i < vars.size(); from = own_ends[i++]) {
+    const std::string_view bytes = std::string_view(own).substr(from, own_ends[i] - from);
     Op op = bare_op(parts);
     if (with_attrs) op.set_wire_attrs(attrs);
     WireOp wire{.bytes = keep(bytes),
