@@ -1,11 +1,17 @@
 // The op builders every transpiler uses (transpilers/rewrite_support.h):
-// make_var_op, from views, gives what make_op gives, Paddle's default role
-// appended only when the caller gave no op_role.
+// make_var_op and make_op_from_views, from views, give what make_op gives,
+// Paddle's default role appended only when the caller gave no op_role; and
+// create_var, whether it copies the request or takes from it.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "program_ir/error.h"
 #include "program_ir/op_role.h"
+#include "program_ir/program.h"
 #include "transpilers/rewrite_support.h"
 
 namespace ctp {
@@ -31,6 +37,46 @@ TEST(RewriteSupport, MakeVarOpIsMakeOpFromViews) {
   EXPECT_EQ(with_role.attr_value(kOpRoleAttr), Attribute(op_role::kOptimize));
   EXPECT_EQ(with_role.input_args("X"), std::vector<std::string>{param});
   EXPECT_EQ(with_role.output_args("Out"), std::vector<std::string>{param});
+}
+
+// make_op_from_views builds make_op's op from slots the caller keeps (the
+// split before all_gather's adam copies, whose pieces they then read).
+TEST(RewriteSupport, MakeOpFromViewsIsMakeOpOfTheSameSlots) {
+  const Slot in{"X", {"fc_0.w_0_allgather"}};
+  const Slot out{"Out", {"fc_0.w_0_0", "fc_0.w_0_1", "fc_0.w_0_2"}};
+  const Op from_views = make_op_from_views("split", {&in, 1}, {&out, 1},
+                                           {{"num", Attribute(3)}, {"axis", Attribute(0)}});
+  const Op built = make_op("split", {in}, {out}, {{"num", Attribute(3)}, {"axis", Attribute(0)}});
+  EXPECT_EQ(from_views, built);
+  EXPECT_EQ(*from_views.unchanged_wire_bytes(), *built.unchanged_wire_bytes());
+  ASSERT_EQ(from_views.attrs().size(), 3u);  // no role given: Paddle's default, last
+  EXPECT_EQ(from_views.attrs().back().value, Attribute(op_role::kForward));
+  EXPECT_EQ(out.args.size(), 3u);  // the caller's slots are untouched
+}
+
+// create_var of a request it may take from builds the var create_var of a
+// copy builds, and a request for a declared var that disagrees is refused
+// with the var's name either way.
+TEST(RewriteSupport, CreateVarTakingTheRequestIsCreateVarOfACopy) {
+  auto program = Program::with_global_block();
+  Block& block = program.global_block();
+  const VarRequest request{.name = "piece_0", .shape = std::vector<int64_t>{4, 8},
+                           .dtype = DataType::FP32, .persistable = false, .stop_gradient = true};
+  EXPECT_EQ(create_var(block, request, "test"), "piece_0");
+  EXPECT_EQ(create_var(block, VarRequest(request), "test"), "piece_0");  // declared, agreeing
+  VarRequest taken = request;
+  taken.name = "piece_1";
+  EXPECT_EQ(create_var(block, std::move(taken), "test"), "piece_1");
+  EXPECT_EQ(block.var("piece_1").shape, (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(block.var("piece_1").stop_gradient, true);
+  VarRequest clashing = request;
+  clashing.shape = std::vector<int64_t>{2};
+  try {
+    create_var(block, std::move(clashing), "test");
+    FAIL() << "a declared var of another shape was taken";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("already has var 'piece_0' with shape"));
+  }
 }
 
 }  // namespace

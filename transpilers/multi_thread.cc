@@ -75,21 +75,29 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
     // The copies get no op_role from the reference, hence Paddle's default, last.
     attrs.push_back({kOpRoleAttr, Attribute(op_role::kForward)});
     const std::vector<int64_t> param_shape = require_var_copy(site, param_name, "Param").shape;
-    std::vector<std::string> pieces;
+    // The split's output names the pieces, which the copies then read: built
+    // once, in place (a large program has as many adam ops as parameters).
+    Slot split_out{"Out", {}};
+    std::vector<std::string>& pieces = split_out.args;
     pieces.reserve(static_cast<std::size_t>(allgather_ranks));
-    for (int i = 0; i < allgather_ranks; ++i)
+    for (int i = 0; i < allgather_ranks; ++i) {
+      std::string name;
+      name.reserve(param_name.size() + 4);
+      name.append(param_name).append("_").append(std::to_string(i));
       pieces.push_back(create_var(block,
-                                  VarRequest{.name = param_name + "_" + std::to_string(i),
+                                  VarRequest{.name = std::move(name),
                                              .shape = param_shape,
                                              .dtype = DataType::FP32,
                                              .persistable = false,
                                              .stop_gradient = true},
                                   pass));
-    const std::string gathered(
-        require_var_entry(site, allgather_name(param_name), "gathered grad").name);
-    block.insert_op(
-        it, make_op("split", {{"X", {gathered}}}, {{"Out", pieces}},
-                    {{"num", Attribute(allgather_ranks)}, {"axis", Attribute(0)}}));
+    }
+    const std::string_view gathered =
+        require_var_entry(site, allgather_name(param_name), "gathered grad").name;
+    const Slot split_in{"X", {std::string(gathered)}};
+    block.insert_op(it, make_op_from_views("split", {&split_in, 1}, {&split_out, 1},
+                                           {{"num", Attribute(allgather_ranks)},
+                                            {"axis", Attribute(0)}}));
     inputs.push_back({"Grad", {}});
     // One copy of the op per piece, reading that piece as its Grad, all of
     // them sharing their other bytes (a large program has as many adam ops

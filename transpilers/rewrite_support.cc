@@ -109,30 +109,33 @@ const Attribute& require_attr(const OpSite& site, std::string_view name) {
 }
 
 std::string create_var(Block& block, const VarRequest& request, std::string_view pass) {
+  return create_var(block, VarRequest(request), pass);
+}
+
+std::string create_var(Block& block, VarRequest&& request, std::string_view pass) {
   Var v;
-  v.name = request.name;
+  v.name = std::move(request.name);
   v.type = request.type;
-  if (request.shape) v.shape = *request.shape;
+  if (request.shape) v.shape = std::move(*request.shape);
   if (request.dtype) v.dtype = *request.dtype;
   if (request.persistable) v.persistable = *request.persistable;
   v.stop_gradient = request.stop_gradient;
-  if (add_packed_var(block, v)) return request.name;
-  Var* existing = block.find_var(request.name);  // declared: it must agree
+  if (add_packed_var(block, v)) return std::move(v.name);
+  Var* existing = block.find_var(v.name);  // declared: it must agree
   auto clash = [&](const std::string& field, const std::string& have,
                    const std::string& want) {
     throw Error(std::string(pass) + ": block " + std::to_string(block.idx) + " already has var '" +
-                request.name + "' with " + field + " " + have + "; the rewrite needs " + want);
+                v.name + "' with " + field + " " + have + "; the rewrite needs " + want);
   };
-  if (existing->type != request.type)
-    clash("type", std::string(to_string(existing->type)), std::string(to_string(request.type)));
-  if (request.shape && existing->shape != *request.shape)
-    clash("shape", shape_to_string(existing->shape), shape_to_string(*request.shape));
-  if (request.dtype && existing->dtype != *request.dtype)
-    clash("dtype", std::string(to_string(existing->dtype)),
-          std::string(to_string(*request.dtype)));
-  if (request.persistable && existing->persistable != *request.persistable)
+  if (existing->type != v.type)
+    clash("type", std::string(to_string(existing->type)), std::string(to_string(v.type)));
+  if (request.shape && existing->shape != v.shape)
+    clash("shape", shape_to_string(existing->shape), shape_to_string(v.shape));
+  if (request.dtype && existing->dtype != v.dtype)
+    clash("dtype", std::string(to_string(existing->dtype)), std::string(to_string(v.dtype)));
+  if (request.persistable && existing->persistable != v.persistable)
     clash("persistable", existing->persistable ? "true" : "false",
-          *request.persistable ? "true" : "false");
+          v.persistable ? "true" : "false");
   existing->stop_gradient = request.stop_gradient;
   return existing->name;
 }
@@ -157,6 +160,16 @@ Op make_op(std::string_view type, std::vector<Slot> inputs, std::vector<Slot> ou
                            .outputs = outputs,
                            .attrs = attrs,
                            .more_attrs = default_role_unless_in(attrs)});
+}
+
+Op make_op_from_views(std::string_view type, std::span<const Slot> inputs,
+                      std::span<const Slot> outputs, std::initializer_list<NamedAttribute> attrs) {
+  const std::span<const NamedAttribute> given(attrs.begin(), attrs.size());
+  return packed_op(OpParts{.type = type,
+                           .inputs = inputs,
+                           .outputs = outputs,
+                           .attrs = given,
+                           .more_attrs = default_role_unless_in(given)});
 }
 
 Op make_var_op(std::string_view type, std::initializer_list<VarSlot> inputs,

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,6 +73,9 @@ struct VarRequest {
   bool stop_gradient = false;
 };
 std::string create_var(Block& block, const VarRequest& request, std::string_view pass);
+// The same, taking the request's name and shape instead of copying them (a
+// rewrite that adds several vars per parameter: all_gather a piece per rank).
+std::string create_var(Block& block, VarRequest&& request, std::string_view pass);
 
 // An op as Paddle's Operator constructor makes it from append_op/_insert_op
 // arguments: slots and attributes in the order given, and op_role = Forward
@@ -80,6 +84,12 @@ std::string create_var(Block& block, const VarRequest& request, std::string_view
 // one or more per parameter.
 Op make_op(std::string_view type, std::vector<Slot> inputs, std::vector<Slot> outputs,
            std::vector<NamedAttribute> attrs);
+
+// make_op from slots the caller keeps: nothing is copied to build it (a
+// rewrite adds one per parameter whose slots name many vars, as all_gather's
+// split names a piece per rank, which the adam copies read after).
+Op make_op_from_views(std::string_view type, std::span<const Slot> inputs,
+                      std::span<const Slot> outputs, std::initializer_list<NamedAttribute> attrs);
 
 // make_op for an op whose slots each name one var, from views: nothing is
 // copied to build it (a rewrite adds several per parameter: local_sgd six).
