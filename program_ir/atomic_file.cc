@@ -82,7 +82,15 @@ void on_terminating_signal(int sig) {
     // A commit in another thread finishes first (it holds signals in its
     // own): its renames are all done or all undone when it returns.
     for (int spins = 0; slot.committing.load() && spins < 1000000; ++spins) ::sched_yield();
-    remove_staged(slot.dir, slot.files.load());
+    // Another thread may be staging its next file meanwhile (`ctp transpile`
+    // stages startup's and main's on two threads): one it creates after
+    // `files` was read keeps the directory from going, and goes in the next
+    // round; once the directory is gone, none can be created.
+    for (int round = 0; round < 1000; ++round) {
+      remove_staged(slot.dir, slot.files.load());
+      if (::access(slot.dir, F_OK) != 0) break;
+      ::sched_yield();
+    }
   }
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
