@@ -29,6 +29,15 @@ struct EncodedOp {
   const NamedAttribute* op_role = nullptr;
 };
 
+// A slot field naming one var, as write_slot writes a slot of one argument.
+void write_var_slot(wire::Writer& w, uint32_t field, std::string_view name,
+                    std::string_view var) {
+  auto body = w.begin_message(field);
+  w.bytes_field(fl::op_slot::kParameter, name);
+  w.bytes_field(fl::op_slot::kArguments, var);
+  w.end_message(body);
+}
+
 // Encodes `parts` as the writer's write_op does (same field order, same
 // helpers), noting what adopt needs on the way.
 // Into `scratch`, which it overwrites.
@@ -36,18 +45,12 @@ EncodedOp encode(const OpParts& parts, std::string& scratch) {
   scratch.clear();
   EncodedOp out{.bytes = scratch};
   wire::Writer w(out.bytes);
-  auto var_slot = [&](uint32_t field, const VarSlot& slot) {
-    auto body = w.begin_message(field);
-    w.bytes_field(fl::op_slot::kParameter, slot.name);
-    w.bytes_field(fl::op_slot::kArguments, slot.var);
-    w.end_message(body);
-  };
   for (const Slot& slot : parts.inputs) {
     proto_write::write_slot(w, fl::op::kInputs, slot);
     out.input_names |= slot_name_bit(slot.name);
   }
   for (const VarSlot& slot : parts.var_inputs) {
-    var_slot(fl::op::kInputs, slot);
+    write_var_slot(w, fl::op::kInputs, slot.name, slot.var);
     out.input_names |= slot_name_bit(slot.name);
   }
   for (const Slot& slot : parts.outputs) {
@@ -55,7 +58,7 @@ EncodedOp encode(const OpParts& parts, std::string& scratch) {
     out.output_names |= slot_name_bit(slot.name);
   }
   for (const VarSlot& slot : parts.var_outputs) {
-    var_slot(fl::op::kOutputs, slot);
+    write_var_slot(w, fl::op::kOutputs, slot.name, slot.var);
     out.output_names |= slot_name_bit(slot.name);
   }
   w.bytes_field(fl::op::kType, parts.type);
@@ -255,18 +258,15 @@ std::vector<Op> packed_op_copies(const OpParts& parts, std::size_t slot,
   const auto [cut_from, cut_to] = input_field_at(encoded.bytes, slot);
   const std::string_view before(encoded.bytes.data(), cut_from);
   const std::string_view after = std::string_view(encoded.bytes).substr(cut_to);
-  // Each copy's own field (the slot naming its var, as write_slot writes a
-  // slot of one argument), one after the other in one buffer.
+  // Each copy's own field (the slot naming its var), one after the other in
+  // one buffer.
   std::string own;
   std::vector<std::size_t> own_ends;
   own_ends.reserve(vars.size());
   {
     wire::Writer w(own);
     for (const std::string& var : vars) {
-      auto body = w.begin_message(fl::op::kInputs);
-      w.bytes_field(fl::op_slot::kParameter, parts.inputs[slot].name);
-      w.bytes_field(fl::op_slot::kArguments, var);
-      w.end_message(body);
+      write_var_slot(w, fl::op::kInputs, parts.inputs[slot].name, var);
       own_ends.push_back(own.size());
     }
   }

@@ -193,13 +193,19 @@ std::optional<std::string_view> write_op(Out& w, const Op& op) {
   return std::nullopt;
 }
 
+// write_op, then `behind`, when set, passes the bytes the op was read from.
+template <class Out>
+void write_op_passing(Out& w, const Op& op, PagesBehind* behind) {
+  const std::optional<std::string_view> read_bytes = write_op(w, op);
+  if (behind && read_bytes) behind->passed(read_bytes->data());
+}
+
 // `behind`, when set, gives the input's pages back behind the pass.
 template <class Out>
 void write_ops(Out& w, const Block& block, Unknowns<Out>& unknown, PagesBehind* behind) {
   for (const Op& op : block.ops()) {
     unknown.before_known();
-    const std::optional<std::string_view> read_bytes = write_op(w, op);
-    if (behind && read_bytes) behind->passed(read_bytes->data());
+    write_op_passing(w, op, behind);
   }
 }
 // The size pass's, which counts a large block's ops on two threads (below).
@@ -370,21 +376,16 @@ void write_ops(SizeCounter& w, const Block& block, Unknowns<SizeCounter>& unknow
     try {
       std::optional<PagesBehind> ahead;
       if (behind) ahead.emplace(behind->file(), PagesBehind::Direction::kBackward);
+      PagesBehind* const passed = ahead ? &*ahead : nullptr;
       auto it = block.ops().end();
-      for (std::size_t i = 0; i < back_ops; ++i) {
-        const std::optional<std::string_view> read_bytes = write_op(back, *--it);
-        if (ahead && read_bytes) ahead->passed(read_bytes->data());
-      }
+      for (std::size_t i = 0; i < back_ops; ++i) write_op_passing(back, *--it, passed);
     } catch (...) {
       back_error = std::current_exception();
     }
   });
   auto it = block.ops().begin();
   try {
-    for (std::size_t i = back_ops; i < ops; ++i, ++it) {
-      const std::optional<std::string_view> read_bytes = write_op(w, *it);
-      if (behind && read_bytes) behind->passed(read_bytes->data());
-    }
+    for (std::size_t i = back_ops; i < ops; ++i, ++it) write_op_passing(w, *it, behind);
   } catch (...) {
     back_half.join();
     throw;

@@ -258,16 +258,15 @@ void finish_beside(BackgroundTask& earlier, const std::function<void()>& here) {
 // 15: held, the inputs were about half of a transpile's peak memory).
 std::pair<MappedProgram, MappedProgram> load_programs(const std::string& startup_path,
                                                       const std::string& main_path) {
+  const auto load = [](const std::string& path) {
+    MappedProgram program = load_program_mapped(path);
+    program.file->release_all();
+    return program;
+  };
   MappedProgram startup, main;
   BackgroundTask reading;
-  reading.start([&] {
-    startup = load_program_mapped(startup_path);
-    startup.file->release_all();
-  });
-  finish_beside(reading, [&] {
-    main = load_program_mapped(main_path);
-    main.file->release_all();
-  });
+  reading.start([&] { startup = load(startup_path); });
+  finish_beside(reading, [&] { main = load(main_path); });
   return {std::move(startup), std::move(main)};
 }
 

@@ -1,5 +1,6 @@
 #include "transpilers/rewrite_support.h"
 
+#include <algorithm>
 #include <span>
 
 #include "program_ir/error.h"
@@ -145,42 +146,35 @@ namespace {
 // Paddle's default role, written last for an op whose caller gave it none.
 const NamedAttribute kDefaultRole{std::string(kOpRoleAttr), Attribute(op_role::kForward)};
 
-std::span<const NamedAttribute> default_role_unless_in(std::span<const NamedAttribute> attrs) {
-  for (const NamedAttribute& attr : attrs)
-    if (attr.name == kOpRoleAttr) return {};
-  return {&kDefaultRole, 1};
+// `parts` packed, Paddle's default role written after its attributes when
+// they hold no op_role.
+Op packed_with_a_role(OpParts parts) {
+  const bool has_role = std::any_of(parts.attrs.begin(), parts.attrs.end(),
+                                    [](const NamedAttribute& a) { return a.name == kOpRoleAttr; });
+  if (!has_role) parts.more_attrs = {&kDefaultRole, 1};
+  return packed_op(parts);
 }
 
 }  // namespace
 
 Op make_op(std::string_view type, std::vector<Slot> inputs, std::vector<Slot> outputs,
            std::vector<NamedAttribute> attrs) {
-  return packed_op(OpParts{.type = type,
-                           .inputs = inputs,
-                           .outputs = outputs,
-                           .attrs = attrs,
-                           .more_attrs = default_role_unless_in(attrs)});
+  return packed_with_a_role({.type = type, .inputs = inputs, .outputs = outputs, .attrs = attrs});
 }
 
 Op make_op_from_views(std::string_view type, std::span<const Slot> inputs,
                       std::span<const Slot> outputs, std::initializer_list<NamedAttribute> attrs) {
-  const std::span<const NamedAttribute> given(attrs.begin(), attrs.size());
-  return packed_op(OpParts{.type = type,
-                           .inputs = inputs,
-                           .outputs = outputs,
-                           .attrs = given,
-                           .more_attrs = default_role_unless_in(given)});
+  return packed_with_a_role(
+      {.type = type, .inputs = inputs, .outputs = outputs, .attrs = {attrs.begin(), attrs.size()}});
 }
 
 Op make_var_op(std::string_view type, std::initializer_list<VarSlot> inputs,
                std::initializer_list<VarSlot> outputs,
                std::initializer_list<NamedAttribute> attrs) {
-  const std::span<const NamedAttribute> given(attrs.begin(), attrs.size());
-  return packed_op(OpParts{.type = type,
-                           .var_inputs = {inputs.begin(), inputs.size()},
-                           .var_outputs = {outputs.begin(), outputs.size()},
-                           .attrs = given,
-                           .more_attrs = default_role_unless_in(given)});
+  return packed_with_a_role({.type = type,
+                             .var_inputs = {inputs.begin(), inputs.size()},
+                             .var_outputs = {outputs.begin(), outputs.size()},
+                             .attrs = {attrs.begin(), attrs.size()}});
 }
 
 Op make_in_place_op(std::string_view type, std::string_view var,
