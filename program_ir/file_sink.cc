@@ -12,13 +12,15 @@
 
 namespace ctp {
 
-void write_all(int fd, std::string_view bytes, const std::string& path) {
+void write_all(int fd, std::string_view bytes, const std::string& path, WriteCall write_call) {
   while (!bytes.empty()) {
-    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    const ssize_t n = write_call(fd, bytes.data(), bytes.size());
     if (n < 0) {
       if (errno == EINTR) continue;
       throw Error(path + ": write failed: " + std::strerror(errno));
     }
+    // Nothing written, and no error: trying again would spin for good.
+    if (n == 0) throw Error(path + ": write failed: the file system took none of its bytes");
     bytes.remove_prefix(static_cast<std::size_t>(n));
   }
 }
@@ -106,7 +108,7 @@ void FileSink::write_handed_over() {
 
 void FileSink::write(std::string_view bytes) {
   if (direct_ && write_direct(bytes)) return;
-  write_all(fd_, bytes, path_);
+  write_all(fd_, bytes, path_, write_call_);
   written_ += bytes.size();
   if (written_ - writeback_from_ < kWriteback) return;
   // A hint: where the file system cannot, the fsync does it all.
@@ -120,10 +122,11 @@ bool FileSink::write_direct(std::string_view& bytes) {
   // write go through the page cache, as does everything once the file
   // system has refused (EINVAL: it takes no direct I/O after all).
   while (bytes.size() % kAlign == 0 && !bytes.empty()) {
-    const ssize_t n = ::write(fd_, bytes.data(), bytes.size());
+    const ssize_t n = write_call_(fd_, bytes.data(), bytes.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EINVAL) break;
     if (n < 0) throw Error(path_ + ": write failed: " + std::strerror(errno));
+    if (n == 0) break;  // the page cache's write says why, or writes them
     bytes.remove_prefix(static_cast<std::size_t>(n));
     written_ += static_cast<std::size_t>(n);
     if (static_cast<std::size_t>(n) % kAlign != 0) break;

@@ -2,6 +2,9 @@
 // atomic_file.h): bytes go to the file as they come, a buffer at a time.
 // Internal to program_ir.
 #pragma once
+#include <sys/types.h>
+#include <unistd.h>
+
 #include <condition_variable>
 #include <cstddef>
 #include <cstdlib>
@@ -16,8 +19,14 @@
 
 namespace ctp {
 
+// write(2), or what a test calls in its place: a file system that takes
+// O_DIRECT and then refuses a direct write (EINVAL), or writes less than it
+// was given, cannot be had on demand.
+using WriteCall = ssize_t (*)(int fd, const void* bytes, std::size_t size);
+
 // Writes all of `bytes` to `fd`; ctp::Error naming `path` on failure.
-void write_all(int fd, std::string_view bytes, const std::string& path);
+void write_all(int fd, std::string_view bytes, const std::string& path,
+               WriteCall write_call = &::write);
 
 // A file written through two buffers: appends fill one while a thread of
 // the sink's own writes the other, since write(2) is about half of what
@@ -40,7 +49,8 @@ void write_all(int fd, std::string_view bytes, const std::string& path);
 // A write error is thrown by the next append or by flush().
 class FileSink final : public ByteSink {
  public:
-  FileSink(int fd, const std::string& path) : fd_(fd), path_(path) {}
+  FileSink(int fd, const std::string& path, WriteCall write_call = &::write)
+      : fd_(fd), path_(path), write_call_(write_call) {}
   FileSink(const FileSink&) = delete;
   FileSink& operator=(const FileSink&) = delete;
   ~FileSink();
@@ -74,6 +84,7 @@ class FileSink final : public ByteSink {
 
   int fd_;
   const std::string& path_;
+  WriteCall write_call_;
   Buffer filling_;  // the caller's
   Buffer writing_;  // the writer's while pending_
   // The writer's (the caller's before it starts): what it has written, from
