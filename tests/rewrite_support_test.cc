@@ -1,10 +1,12 @@
 // The op builders every transpiler uses (transpilers/rewrite_support.h):
 // make_var_op and make_op_from_views, from views, give what make_op gives,
-// Paddle's default role appended only when the caller gave no op_role; and
-// create_var, whether it copies the request or takes from it.
+// Paddle's default role appended only when the caller gave no op_role;
+// create_var, whether it copies the request or takes from it; and
+// create_vars, create_var of one request under many names.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "program_ir/error.h"
 #include "program_ir/op_role.h"
 #include "program_ir/program.h"
+#include "program_ir/proto_io.h"
 #include "transpilers/rewrite_support.h"
 
 namespace ctp {
@@ -76,6 +79,59 @@ TEST(RewriteSupport, CreateVarTakingTheRequestIsCreateVarOfACopy) {
     FAIL() << "a declared var of another shape was taken";
   } catch (const Error& e) {
     EXPECT_THAT(e.what(), ::testing::HasSubstr("already has var 'piece_0' with shape"));
+  }
+}
+
+// A program of one var, "piece_1", declared with stop_gradient false, as
+// bytes (protobuf, or read back from them keeping the bytes: its block then
+// holds its vars as their VarDesc bytes, and new vars join them so).
+Program one_declared_piece(bool as_bytes) {
+  auto program = Program::with_global_block();
+  Var declared;
+  declared.name = "piece_1";
+  declared.shape = {4, 8};
+  declared.dtype = DataType::FP32;
+  program.global_block().add_var(declared);
+  if (!as_bytes) return program;
+  auto bytes = std::make_shared<const std::string>(serialize_program_proto(program));
+  return parse_program_proto(*bytes, "pieces.pb", ProtoReadOptions{.owner = bytes});
+}
+
+// create_vars builds, under each name, the var create_var builds from the
+// same request under that name: the same program to the byte, whether the
+// block holds its vars as bytes or not, a declared var that agrees kept
+// (taking the request's stop_gradient), one that disagrees refused naming
+// it.
+TEST(RewriteSupport, CreateVarsIsCreateVarUnderEachName) {
+  const std::vector<std::string> names = {"piece_0", "piece_1", "a_much_longer_piece_name_2"};
+  const VarRequest alike{.shape = std::vector<int64_t>{4, 8},
+                         .dtype = DataType::FP32,
+                         .persistable = false,
+                         .stop_gradient = true};
+  for (const bool as_bytes : {true, false}) {
+    SCOPED_TRACE(as_bytes ? "vars held as bytes" : "vars decoded");
+    Program one_by_one = one_declared_piece(as_bytes);
+    Program at_once = one_declared_piece(as_bytes);
+    for (const std::string& name : names) {
+      VarRequest request = alike;
+      request.name = name;
+      create_var(one_by_one.global_block(), request, "test");
+    }
+    create_vars(at_once.global_block(), names, alike, "test");
+    EXPECT_EQ(serialize_program_proto(at_once), serialize_program_proto(one_by_one));
+    EXPECT_EQ(at_once.global_block().var_count(), 3u);
+    EXPECT_TRUE(at_once.global_block().var("piece_1").stop_gradient);
+    EXPECT_EQ(at_once.global_block().var("a_much_longer_piece_name_2").shape,
+              (std::vector<int64_t>{4, 8}));
+    VarRequest other_shape = alike;
+    other_shape.shape = std::vector<int64_t>{2};
+    try {
+      const std::vector<std::string> more = {"piece_3", "piece_0"};
+      create_vars(at_once.global_block(), more, other_shape, "test");
+      FAIL() << "a declared var of another shape was taken";
+    } catch (const Error& e) {
+      EXPECT_THAT(e.what(), ::testing::HasSubstr("already has var 'piece_0' with shape"));
+    }
   }
 }
 

@@ -74,7 +74,7 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
     for (const char* attr : kAttrs) attrs.push_back({attr, require_attr(site, attr)});
     // The copies get no op_role from the reference, hence Paddle's default, last.
     attrs.push_back({kOpRoleAttr, Attribute(op_role::kForward)});
-    const std::vector<int64_t> param_shape = require_var_copy(site, param_name, "Param").shape;
+    std::vector<int64_t> param_shape = require_var_copy(site, param_name, "Param").shape;
     // The split's output names the pieces, which the copies then read: built
     // once, in place (a large program has as many adam ops as parameters).
     Slot split_out{"Out", {}};
@@ -84,14 +84,14 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
       std::string name;
       name.reserve(param_name.size() + 4);
       name.append(param_name).append("_").append(std::to_string(i));
-      pieces.push_back(create_var(block,
-                                  VarRequest{.name = std::move(name),
-                                             .shape = param_shape,
-                                             .dtype = DataType::FP32,
-                                             .persistable = false,
-                                             .stop_gradient = true},
-                                  pass));
+      pieces.push_back(std::move(name));
     }
+    create_vars(block, pieces,
+                VarRequest{.shape = std::move(param_shape),
+                           .dtype = DataType::FP32,
+                           .persistable = false,
+                           .stop_gradient = true},
+                pass);
     const std::string_view gathered =
         require_var_entry(site, allgather_name(param_name), "gathered grad").name;
     const Slot split_in{"X", {std::string(gathered)}};

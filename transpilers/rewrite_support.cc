@@ -104,8 +104,8 @@ std::string first_output(const OpSite& site, std::string_view slot) {
   return std::move(args->front());
 }
 
-const Attribute& require_attr(const OpSite& site, std::string_view name) {
-  if (const Attribute* a = site.op.attr(name)) return *a;
+Attribute require_attr(const OpSite& site, std::string_view name) {
+  if (std::optional<Attribute> a = site.op.attr_value(name)) return std::move(*a);
   site.fail("has no attribute '" + std::string(name) + "'");
 }
 
@@ -113,7 +113,10 @@ std::string create_var(Block& block, const VarRequest& request, std::string_view
   return create_var(block, VarRequest(request), pass);
 }
 
-std::string create_var(Block& block, VarRequest&& request, std::string_view pass) {
+namespace {
+
+// The var a request asks for (its name and shape moved from it).
+Var requested_var(VarRequest&& request) {
   Var v;
   v.name = std::move(request.name);
   v.type = request.type;
@@ -121,24 +124,46 @@ std::string create_var(Block& block, VarRequest&& request, std::string_view pass
   if (request.dtype) v.dtype = *request.dtype;
   if (request.persistable) v.persistable = *request.persistable;
   v.stop_gradient = request.stop_gradient;
-  if (add_packed_var(block, v)) return std::move(v.name);
-  Var* existing = block.find_var(v.name);  // declared: it must agree
+  return v;
+}
+
+// Paddle's create_var on a name the block declares: the var must agree with
+// `want` (the var requested under that name) in every field the request
+// gave; it then takes the request's stop_gradient.
+void agree_with_declared(Block& block, const std::string& name, const Var& want,
+                         const VarRequest& request, std::string_view pass) {
+  Var& existing = block.var(name);
   auto clash = [&](const std::string& field, const std::string& have,
-                   const std::string& want) {
+                   const std::string& wanted) {
     throw Error(std::string(pass) + ": block " + std::to_string(block.idx) + " already has var '" +
-                v.name + "' with " + field + " " + have + "; the rewrite needs " + want);
+                name + "' with " + field + " " + have + "; the rewrite needs " + wanted);
   };
-  if (existing->type != v.type)
-    clash("type", std::string(to_string(existing->type)), std::string(to_string(v.type)));
-  if (request.shape && existing->shape != v.shape)
-    clash("shape", shape_to_string(existing->shape), shape_to_string(v.shape));
-  if (request.dtype && existing->dtype != v.dtype)
-    clash("dtype", std::string(to_string(existing->dtype)), std::string(to_string(v.dtype)));
-  if (request.persistable && existing->persistable != v.persistable)
-    clash("persistable", existing->persistable ? "true" : "false",
-          v.persistable ? "true" : "false");
-  existing->stop_gradient = request.stop_gradient;
-  return existing->name;
+  if (existing.type != want.type)
+    clash("type", std::string(to_string(existing.type)), std::string(to_string(want.type)));
+  if (request.shape && existing.shape != want.shape)
+    clash("shape", shape_to_string(existing.shape), shape_to_string(want.shape));
+  if (request.dtype && existing.dtype != want.dtype)
+    clash("dtype", std::string(to_string(existing.dtype)), std::string(to_string(want.dtype)));
+  if (request.persistable && existing.persistable != want.persistable)
+    clash("persistable", existing.persistable ? "true" : "false",
+          want.persistable ? "true" : "false");
+  existing.stop_gradient = request.stop_gradient;
+}
+
+}  // namespace
+
+std::string create_var(Block& block, VarRequest&& request, std::string_view pass) {
+  Var v = requested_var(std::move(request));
+  if (add_packed_var(block, v)) return std::move(v.name);
+  agree_with_declared(block, v.name, v, request, pass);
+  return std::move(v.name);
+}
+
+void create_vars(Block& block, std::span<const std::string> names, const VarRequest& alike,
+                 std::string_view pass) {
+  const Var v = requested_var(VarRequest(alike));
+  for (std::size_t i : add_packed_vars(block, v, names))
+    agree_with_declared(block, names[i], v, alike, pass);
 }
 
 namespace {

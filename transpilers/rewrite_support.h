@@ -55,8 +55,11 @@ std::vector<ParamGrad> param_grad_pairs_at(const OpSite& site);
 // empty. Decodes none of the op's slots (Op::input_args).
 std::string first_input(const OpSite& site, std::string_view slot);
 std::string first_output(const OpSite& site, std::string_view slot);
-// op.attr(name): throws when missing.
-const Attribute& require_attr(const OpSite& site, std::string_view name);
+// A copy of op.attr(name): throws when missing. Decodes none of the op's
+// other attributes (Op::attr_value: an op Paddle wrote carries a call stack
+// of dozens of strings, which a rewrite that reads a few attributes of each
+// of a large program's adam ops would otherwise decode for nothing).
+Attribute require_attr(const OpSite& site, std::string_view name);
 
 // Paddle's block.create_var(...): returns the existing var of that name when it
 // agrees with every field given (Paddle raises ValueError otherwise, and so do
@@ -76,6 +79,12 @@ std::string create_var(Block& block, const VarRequest& request, std::string_view
 // The same, taking the request's name and shape instead of copying them (a
 // rewrite that adds several vars per parameter: all_gather a piece per rank).
 std::string create_var(Block& block, VarRequest&& request, std::string_view pass);
+// create_var of `alike` under each of `names` in turn (alike.name is not
+// used), the new vars' bytes encoded once: a rewrite that adds a var per
+// rank per parameter (all_gather's pieces, four times a large program's
+// own vars).
+void create_vars(Block& block, std::span<const std::string> names, const VarRequest& alike,
+                 std::string_view pass);
 
 // An op as Paddle's Operator constructor makes it from append_op/_insert_op
 // arguments: slots and attributes in the order given, and op_role = Forward
