@@ -49,4 +49,26 @@ MappedFile::~MappedFile() {
   if (map_) ::munmap(map_, size_);
 }
 
+PagesGivenBack::PagesGivenBack(const MappedFile& file, std::chrono::milliseconds interval) {
+  if (!file.mapped()) return;
+  giver_ = std::thread([this, &file, interval] {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (!wake_.wait_for(lock, interval, [&] { return stop_; })) {
+      lock.unlock();
+      file.release_all();
+      lock.lock();
+    }
+  });
+}
+
+PagesGivenBack::~PagesGivenBack() {
+  if (!giver_.joinable()) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_one();
+  giver_.join();
+}
+
 }  // namespace ctp

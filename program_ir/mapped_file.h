@@ -7,9 +7,13 @@
 // Another process truncating the file while it is mapped would make reading
 // the lost pages fault (SIGBUS), as with any mapped input.
 #pragma once
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 
 namespace ctp {
 
@@ -74,6 +78,28 @@ class PagesBehind {
   const char* end_;
   const char* released_;
   bool forward_;
+};
+
+// While it lives, gives all of a mapped input's pages back every `interval`,
+// on a thread of its own, for a pass that reads the input here and there
+// rather than front to back: a rewrite reads a few bytes of many ops (an
+// op_role_var, an update op's slots), which maps nearly every page again,
+// and held until the writer passes them they were the largest part of
+// local_sgd's and MultiThread all_gather's peak memory after their rewrite
+// (a third of a GB at 1M ops; bench/RESULTS.md, session 22). A page the pass
+// reads again after it went back is mapped again (a minor fault).
+class PagesGivenBack {
+ public:
+  PagesGivenBack(const MappedFile& file, std::chrono::milliseconds interval);
+  ~PagesGivenBack();
+  PagesGivenBack(const PagesGivenBack&) = delete;
+  PagesGivenBack& operator=(const PagesGivenBack&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread giver_;
 };
 
 }  // namespace ctp

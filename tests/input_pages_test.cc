@@ -6,9 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "bench/training_program.h"
 #include "program_ir/atomic_file.h"
@@ -111,6 +114,53 @@ TEST_F(InputPages, TheWriterHoldsAFewMiBOfItsInputAtATime) {
   write_program_proto(input.program, held);
   EXPECT_TRUE(test::same_bytes(held.bytes(), bytes));
   EXPECT_GT(held.highest(), before_held + bytes.size() - 4 * kMiB);
+}
+
+// Reads one byte of every page of `file`, from the last page to the first
+// (as a rewrite walks a block backwards), and returns their sum and the
+// highest RssFile seen, sampled every MiB.
+std::pair<unsigned, std::size_t> read_every_page(const MappedFile& file) {
+  const std::string_view bytes = file.bytes();
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  unsigned sum = 0;
+  std::size_t highest = 0;
+  for (std::size_t at = bytes.size(); at >= page; at -= page) {
+    sum += static_cast<unsigned char>(bytes[at - page]);
+    if ((at - page) % kMiB == 0) {
+      highest = std::max(highest, resident_file_bytes());
+      // About as long as a rewrite takes over a MiB of its input.
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  return {sum, highest};
+}
+
+// While a PagesGivenBack lives, a pass that reads an input here and there
+// holds little of it mapped however much it reads, and reads the same
+// bytes; without it, it holds about all it has read.
+TEST_F(InputPages, PagesGivenBackWhileAPassReadsKeepFewMapped) {
+  std::string bytes(32 * kMiB, '\0');
+  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 131 % 251);
+  const std::string path = (dir_ / "input.bin").string();
+  write_file_atomically(path, bytes);
+  const MappedFile file(path);
+  ASSERT_TRUE(file.mapped());
+
+  file.release_all();
+  const std::size_t before_given = resident_file_bytes();
+  std::pair<unsigned, std::size_t> given;
+  {
+    const PagesGivenBack given_back(file, std::chrono::milliseconds(5));
+    given = read_every_page(file);
+  }
+  EXPECT_LT(given.second, before_given + 16 * kMiB)
+      << "grew " << (given.second - before_given) / kMiB << " MiB of 32";
+
+  file.release_all();
+  const std::size_t before_held = resident_file_bytes();
+  const std::pair<unsigned, std::size_t> held = read_every_page(file);
+  EXPECT_GT(held.second, before_held + 24 * kMiB);
+  EXPECT_EQ(given.first, held.first);
 }
 
 }  // namespace

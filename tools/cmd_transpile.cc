@@ -9,6 +9,7 @@
 // variable.
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <functional>
@@ -28,6 +29,7 @@
 
 #include "program_ir/atomic_file.h"
 #include "program_ir/error.h"
+#include "program_ir/mapped_file.h"
 #include "program_ir/program_io.h"
 #include "program_ir/proto_io.h"
 #include "program_ir/text_io.h"
@@ -270,7 +272,19 @@ std::pair<MappedProgram, MappedProgram> load_programs(const std::string& startup
   return {std::move(startup), std::move(main)};
 }
 
-// Transpiles, the two rewrites at once (run_concurrently), staging startup's
+// Both rewrites at once (Transpiler::run_concurrently), main's input pages
+// given back every 50 ms meanwhile (PagesGivenBack): the rewrite reads a few
+// bytes of most ops, which maps nearly all of them again, and they were
+// MultiThread all_gather's and local_sgd's peak memory (bench/RESULTS.md,
+// session 22). `startup_done` as run_concurrently takes it.
+TranspileReport rewrite_both(const Transpiler& transpiler, Program& startup, MappedProgram& main,
+                             const std::function<void(const Program&)>& startup_done) {
+  std::optional<PagesGivenBack> given_back;
+  if (main.file) given_back.emplace(*main.file, std::chrono::milliseconds(50));
+  return transpiler.run_concurrently(startup, main.program, startup_done);
+}
+
+// Transpiles, the two rewrites at once (rewrite_both), staging startup's
 // file once its rewrite is done while main's goes on, then main's. Startup's
 // staging error is reported before main's; a rewrite error comes first of
 // all (what was staged goes with the OutputSet).
@@ -295,7 +309,7 @@ void transpile_and_stage(const Transpiler& transpiler, MappedProgram startup,
       return_freed_memory();
     });
   };
-  report(transpiler, transpiler.run_concurrently(startup.program, main.program, startup_done));
+  report(transpiler, rewrite_both(transpiler, startup.program, main, startup_done));
   finish_beside(startup_stage, [&] {
     stage_program(output, program_path(dir, "main", emit), main.program, emit, main.file.get());
   });
@@ -307,7 +321,7 @@ void transpile_and_stage(const Transpiler& transpiler, MappedProgram startup,
 void stage_all_ranks(const Transpiler& transpiler, Program startup, MappedProgram& main,
                      OutputSet& output, const fs::path& out_dir, const Emit& emit) {
   const std::size_t original_ops = startup.global_block().op_count();
-  report(transpiler, transpiler.run_concurrently(startup, main.program, nullptr));
+  report(transpiler, rewrite_both(transpiler, startup, main, nullptr));
   // Rank 0's main is written once; the other ranks' are copies of its file.
   const fs::path first_dir = out_dir / "rank_0";
   const fs::path first_main = program_path(first_dir, "main", emit);
