@@ -55,9 +55,10 @@ ProgramFormat detect_program_format(std::string_view bytes) {
 namespace {
 
 // parse_program; a protobuf program's ops keep views of `bytes` when
-// `owner` keeps them alive (parse_program_proto).
+// `owner` keeps them alive (parse_program_proto), and its pages go back
+// behind the read when `mapped` is the file `bytes` are.
 Program parse_program_owned(std::string_view bytes, const std::string& source,
-                            std::shared_ptr<const void> owner) {
+                            std::shared_ptr<const void> owner, const MappedFile* mapped = nullptr) {
   std::size_t first = 0;
   while (first < bytes.size() && is_json_space(bytes[first])) ++first;
   if (first == bytes.size())
@@ -66,7 +67,8 @@ Program parse_program_owned(std::string_view bytes, const std::string& source,
     return parse_program_json(bytes, source);
   try {
     // `owner` is copied, not moved: the message below still reads `bytes`.
-    return owner ? parse_program_proto(bytes, source, ProtoReadOptions{.owner = owner})
+    return owner ? parse_program_proto(bytes, source,
+                                       ProtoReadOptions{.owner = owner, .mapped = mapped})
                  : parse_program_proto(bytes, source);
   } catch (const Error& e) {
     // Text that is not a JSON object fails as protobuf; say what was expected.
@@ -89,7 +91,8 @@ MappedProgram load_program_mapped(const std::string& path) {
   // instead of copies of them: a large program then costs little more memory
   // than its file, and an op nothing changes is written back as it came.
   const std::string_view bytes = file->bytes();
-  Program program = parse_program_owned(bytes, path, file);
+  // Its pages go back behind the read (ProtoReadOptions::mapped).
+  Program program = parse_program_owned(bytes, path, file, file.get());
   return {std::move(program), std::move(file)};
 }
 

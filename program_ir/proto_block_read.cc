@@ -12,6 +12,7 @@
 #include <functional>
 #include <list>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -60,19 +61,21 @@ std::size_t chunk_count(std::size_t n, unsigned threads) {
 // calling thread and threads - 1 others), which take chunks in turn, so
 // that a thread slowed down takes fewer. A chunk stops at its first
 // failure; `failure` keeps the one at the earliest byte. The calling thread
-// runs beside() first, when given, while the others start.
+// runs beside() first, when given, while the others start. With `mapped`,
+// a chunk's pages go back once it is read.
 template <typename Visit>
 void visit_messages(const std::vector<Message>& messages, std::size_t chunks, unsigned threads,
                     const SourceLocation& place, int64_t SourceLocation::*ordinal,
-                    const Visit& visit, Failure& failure,
-                    const std::function<void()>& beside) {
+                    const Visit& visit, Failure& failure, const std::function<void()>& beside,
+                    const MappedFile* mapped) {
   const std::size_t n = messages.size();
   std::vector<Failure> failures(chunks);
   std::atomic<std::size_t> next{0};
   auto take_chunks = [&] {
     for (std::size_t c = next++; c < chunks; c = next++) {
       SourceLocation at = place;
-      for (std::size_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) {
+      const std::size_t first = n * c / chunks, end = n * (c + 1) / chunks;
+      for (std::size_t i = first; i < end; ++i) {
         at.*ordinal = static_cast<int64_t>(i);
         try {
           visit(c, i, messages[i].reader(), at);
@@ -81,6 +84,9 @@ void visit_messages(const std::vector<Message>& messages, std::size_t chunks, un
           break;
         }
       }
+      if (mapped && first < end)
+        mapped->release(messages[first].bytes.data(),
+                        messages[end - 1].bytes.data() + messages[end - 1].bytes.size());
     }
   };
   std::vector<std::thread> helpers;
@@ -97,7 +103,8 @@ template <typename T, typename Parse>
 std::list<T> parse_all(const std::vector<Message>& messages, unsigned threads,
                        const SourceLocation& place, int64_t SourceLocation::*ordinal,
                        const Parse& parse, Failure& failure,
-                       const std::function<void()>& beside = nullptr) {
+                       const std::function<void()>& beside = nullptr,
+                       const MappedFile* mapped = nullptr) {
   const std::size_t chunks = chunk_count(messages.size(), threads);
   std::vector<std::list<T>> parts(chunks);
   visit_messages(
@@ -105,7 +112,7 @@ std::list<T> parse_all(const std::vector<Message>& messages, unsigned threads,
       [&](std::size_t c, std::size_t, Reader r, SourceLocation& at) {
         parts[c].push_back(parse(r, at));
       },
-      failure, beside);
+      failure, beside, mapped);
   for (std::size_t c = 1; c < chunks; ++c) parts[0].splice(parts[0].end(), parts[c]);
   return std::move(parts[0]);
 }
@@ -116,7 +123,10 @@ struct BlockFields {
   bool has_idx = false, has_parent = false;
 };
 
-void find_messages(Reader& r, Block& block, BlockFields& found, SourceLocation& place) {
+// With `behind`, the pages of the messages found go back behind the scan
+// (it reads a tag and a length of each, which maps every page).
+void find_messages(Reader& r, Block& block, BlockFields& found, SourceLocation& place,
+                   PagesBehind* behind) {
   std::size_t known = 0;
   guarded(place, [&] {
     for_each_field(r, [&](const Tag& tag, std::size_t start) {
@@ -136,6 +146,7 @@ void find_messages(Reader& r, Block& block, BlockFields& found, SourceLocation& 
           (is_var ? place.var : place.op) = static_cast<long>(list.size());
           const Reader nested = nested_at(r, tag, start, is_var ? "vars" : "ops", place);
           list.push_back(Message{nested.span(0, nested.remaining()), nested.offset()});
+          if (behind) behind->passed(list.back().bytes.data());
           place.var = place.op = -1;
           break;
         }
@@ -186,7 +197,7 @@ std::unique_ptr<WireVars> check_vars(const std::vector<Message>& messages, unsig
         vars->set(i, messages[i].bytes, name,
                   WireVarFlags{var.persistable, var.is_parameter, var.is_distributed});
       },
-      failure, nullptr);
+      failure, nullptr, input.mapped);
   return vars;
 }
 
@@ -216,12 +227,15 @@ Block parse_block(Reader r, SourceLocation& place, const InputOwner& input, unsi
   Block block;
   BlockFields found;
   Failure failure;
+  std::optional<PagesBehind> behind;
+  if (input.mapped) behind.emplace(*input.mapped);
   try {
-    find_messages(r, block, found, place);
+    find_messages(r, block, found, place, behind ? &*behind : nullptr);
   } catch (...) {
     // Reported only if no var or op before the bad field fails too.
     failure.note(r.offset());
   }
+  // The chunks map their pages again as they parse them, and give them back.
   if (found.vars.size() + found.ops.size() < kParallelFrom) threads = 1;
   auto parse_one_var = [](Reader m, SourceLocation& at) {
     Var var = parse_var(m, at);
@@ -247,7 +261,7 @@ Block parse_block(Reader r, SourceLocation& place, const InputOwner& input, unsi
   };
   // The other threads start on the ops while this one indexes the vars.
   std::list<Op> ops = parse_all<Op>(found.ops, threads, place, &SourceLocation::op, parse_one_op,
-                                    failure, index_vars);
+                                    failure, index_vars, input.mapped);
   if (failure.error) std::rethrow_exception(failure.error);
   block.ops().splice(block.ops().end(), ops);
   if (!found.has_idx) fail(place, "BlockDesc has no idx (field 1)");

@@ -138,7 +138,7 @@ Program parse_program_proto(std::string_view bytes, const std::string& source,
                             const ProtoReadOptions& options) {
   unsigned threads = options.threads;
   if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
-  return parse_program(bytes, source, InputOwner{options.owner}, threads);
+  return parse_program(bytes, source, InputOwner{options.owner, options.mapped}, threads);
 }
 
 }  // namespace ctp

@@ -70,6 +70,13 @@ struct ProtoReadOptions {
   // them): 0, one per core (at most 8); 1, the calling thread only. The
   // program, and the error for bad bytes, are the same for any number.
   unsigned threads = 0;
+  // The mapped file `bytes` are (all of it), when they are: the read gives
+  // its pages back behind it, once it has found a block's vars and ops and
+  // after each chunk of them it parses, so that a large input is not mapped
+  // whole beside the program read from it (the load was a large
+  // transpile's peak memory: bench/RESULTS.md, session 22). The ops keep
+  // their views; reading them again maps the pages again.
+  const MappedFile* mapped = nullptr;
 };
 Program parse_program_proto(std::string_view bytes, const std::string& source,
                             const ProtoReadOptions& options);

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "program_ir/block.h"
+#include "program_ir/mapped_file.h"
 #include "program_ir/op.h"
 #include "program_ir/source_location.h"
 #include "program_ir/var.h"
@@ -18,6 +19,8 @@ namespace ctp::proto_read {
 // and decoded slots.
 struct InputOwner {
   std::shared_ptr<const void> owner;
+  // Where the input's pages go back behind the read (ProtoReadOptions::mapped).
+  const MappedFile* mapped = nullptr;
 };
 
 // The parsers share one SourceLocation (wire_read.h): each sets the fields

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -75,6 +77,7 @@ TEST_F(InputPages, ReleasedPagesReadTheSameAndLeaveTheProcess) {
   write_file_atomically(path, bytes);
   const MappedFile file(path);
   ASSERT_TRUE(file.mapped());
+  EXPECT_TRUE(test::same_bytes(file.bytes(), bytes));  // read: mapped
   const std::size_t mapped = resident_file_bytes();
   file.release_all();
   const std::size_t released = resident_file_bytes();
@@ -114,6 +117,65 @@ TEST_F(InputPages, TheWriterHoldsAFewMiBOfItsInputAtATime) {
   write_program_proto(input.program, held);
   EXPECT_TRUE(test::same_bytes(held.bytes(), bytes));
   EXPECT_GT(held.highest(), before_held + bytes.size() - 4 * kMiB);
+}
+
+// The highest RssFile seen while it lives, sampled on a thread of its own
+// (for a pass with no place to sample from, as the reader's).
+class RssFileWatch {
+ public:
+  RssFileWatch()
+      : watcher_([this] {
+          while (!stop_.load()) {
+            highest_ = std::max(highest_.load(), resident_file_bytes());
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+          }
+        }) {}
+  ~RssFileWatch() { stop(); }
+  std::size_t stop() {
+    if (watcher_.joinable()) {
+      stop_ = true;
+      watcher_.join();
+    }
+    return highest_;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::atomic<std::size_t> highest_{0};
+  std::thread watcher_;
+};
+
+// The reader given the mapped file gives its pages back behind it, when it
+// finds a block's messages and after each chunk it parses: its file-backed
+// memory grows by a fraction of the input, and the program read is the
+// same; without it, by about the whole input.
+TEST_F(InputPages, TheReaderHoldsAFewMiBOfItsInputAtATime) {
+  const bench::TrainingPrograms programs = bench::make_training_programs(40000);
+  const std::string bytes = serialize_program_proto(programs.main);
+  ASSERT_GT(bytes.size(), 20 * kMiB);
+  const std::string path = (dir_ / "main.pb").string();
+  write_file_atomically(path, bytes);
+  const auto file = std::make_shared<const MappedFile>(path);
+  ASSERT_TRUE(file->mapped());
+  // Two threads, so that the ops come in sixteen chunks on any machine.
+  const ProtoReadOptions given_back{.owner = file, .threads = 2, .mapped = file.get()};
+  const ProtoReadOptions held{.owner = file, .threads = 2};
+
+  file->release_all();
+  const std::size_t before_given = resident_file_bytes();
+  RssFileWatch watch_given;
+  const Program read_given = parse_program_proto(file->bytes(), path, given_back);
+  const std::size_t highest_given = watch_given.stop();
+  EXPECT_LT(highest_given, before_given + 12 * kMiB)
+      << "grew " << (highest_given - before_given) / kMiB << " MiB of " << bytes.size() / kMiB;
+
+  file->release_all();
+  const std::size_t before_held = resident_file_bytes();
+  RssFileWatch watch_held;
+  const Program read_held = parse_program_proto(file->bytes(), path, held);
+  EXPECT_GT(watch_held.stop(), before_held + bytes.size() - 4 * kMiB);
+  EXPECT_EQ(read_given, read_held);
+  EXPECT_TRUE(test::same_bytes(serialize_program_proto(read_given), bytes));
 }
 
 // Reads one byte of every page of `file`, from the last page to the first
