@@ -1,18 +1,77 @@
 #include "program_ir/block.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
+#include <unordered_map>
 
 #include "program_ir/error.h"
 
 namespace ctp {
 
+// The copies held after ops of the list (insert_op_copies), by the op they
+// follow. `any` lets a const ops() see without the lock that none are held.
+struct Block::HeldCopies {
+  struct After {
+    OpHandle head;
+    OpCopies copies;
+  };
+  std::mutex mutex;
+  std::atomic<bool> any{false};
+  std::unordered_map<const Op*, After> by_head;
+  std::size_t ops = 0;  // held, the heads not counted
+};
+
 Block::Block(const Block& other)
     : idx(other.idx), parent_idx(other.parent_idx),
       forward_block_idx(other.forward_block_idx),
       forward_block_idx_explicit(other.forward_block_idx_explicit),
-      unknown_fields(other.unknown_fields), vars_(other.vars()), ops_(other.ops_) {
+      unknown_fields(other.unknown_fields), vars_(other.vars()), ops_(other.ops()) {
   rebuild_index();
+}
+
+Block::Block() = default;
+Block::Block(int32_t index, int32_t parent) : idx(index), parent_idx(parent) {}
+Block::Block(Block&&) noexcept = default;
+Block& Block::operator=(Block&&) noexcept = default;
+Block::~Block() = default;
+
+Block::OpHandle Block::insert_op_copies(OpHandle before, OpCopies copies) {
+  if (copies.size() == 0) return before;
+  const OpHandle head = ops_.insert(before, copies.op(0));
+  if (copies.size() == 1) return head;
+  if (!held_) held_ = std::make_unique<HeldCopies>();
+  held_->ops += copies.size() - 1;
+  head->heads_held_copies_ = true;
+  held_->by_head.emplace(&*head, HeldCopies::After{head, std::move(copies)});
+  held_->any.store(true, std::memory_order_release);
+  return head;
+}
+
+const OpCopies* Block::copies_held_after(const Op& op) const {
+  if (!op.heads_held_copies_ || !held_) return nullptr;
+  const auto found = held_->by_head.find(&op);
+  return found == held_->by_head.end() ? nullptr : &found->second.copies;
+}
+
+std::size_t Block::held_op_count() const {
+  if (!held_ || !held_->any.load(std::memory_order_acquire)) return 0;
+  const std::lock_guard<std::mutex> lock(held_->mutex);
+  return held_->ops;
+}
+
+void Block::release_held_copies() const {
+  if (!held_ || !held_->any.load(std::memory_order_acquire)) return;
+  const std::lock_guard<std::mutex> lock(held_->mutex);
+  if (!held_->any.load(std::memory_order_relaxed)) return;  // another caller did
+  for (auto& [op, after] : held_->by_head) {
+    const OpHandle next = std::next(after.head);
+    for (std::size_t i = 1; i < after.copies.size(); ++i) ops_.insert(next, after.copies.op(i));
+    after.head->heads_held_copies_ = false;
+  }
+  held_->by_head.clear();
+  held_->ops = 0;
+  held_->any.store(false, std::memory_order_release);
 }
 
 Block& Block::operator=(const Block& other) {
@@ -198,7 +257,7 @@ bool Block::operator==(const Block& other) const {
          forward_block_idx == other.forward_block_idx &&
          forward_block_idx_explicit == other.forward_block_idx_explicit &&
          unknown_fields == other.unknown_fields && vars() == other.vars() &&
-         ops_ == other.ops_;
+         ops() == other.ops();
 }
 
 }  // namespace ctp

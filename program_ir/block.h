@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "program_ir/op.h"
+#include "program_ir/op_packing.h"
 #include "program_ir/unknown_fields.h"
 #include "program_ir/var.h"
 #include "program_ir/var_index.h"
@@ -40,12 +41,13 @@ class Block {
   bool forward_block_idx_explicit = false;
   UnknownFields unknown_fields;
 
-  Block() = default;
-  Block(int32_t index, int32_t parent) : idx(index), parent_idx(parent) {}
+  Block();
+  Block(int32_t index, int32_t parent);
   Block(const Block& other);
   Block& operator=(const Block& other);
-  Block(Block&&) noexcept = default;
-  Block& operator=(Block&&) noexcept = default;
+  Block(Block&&) noexcept;
+  Block& operator=(Block&&) noexcept;
+  ~Block();
 
   // --- vars, in declaration order ---
   // Adds a var; throws ctp::Error if the block already declares the name.
@@ -113,16 +115,48 @@ class Block {
                                 WireVarFlags flags);
 
   // --- ops ---
-  OpList& ops() { return ops_; }
-  const OpList& ops() const { return ops_; }
-  std::size_t op_count() const { return ops_.size(); }
+  // Every op in order, copies held as one included (they become ops of the
+  // list first: see insert_op_copies). Const calls are safe beside each
+  // other.
+  OpList& ops() {
+    release_held_copies();
+    return ops_;
+  }
+  const OpList& ops() const {
+    release_held_copies();
+    return ops_;
+  }
+  std::size_t op_count() const { return ops_.size() + held_op_count(); }
   OpHandle append_op(Op op) { return ops_.insert(ops_.end(), std::move(op)); }
   OpHandle insert_op(OpHandle before, Op op) { return ops_.insert(before, std::move(op)); }
   OpHandle insert_op_after(OpHandle after, Op op) {
+    if (after->heads_held_copies_) release_held_copies();
     return ops_.insert(std::next(after), std::move(op));
   }
   // Returns the handle of the op that followed the erased one.
-  OpHandle erase_op(OpHandle op) { return ops_.erase(op); }
+  OpHandle erase_op(OpHandle op) {
+    if (op->heads_held_copies_) release_held_copies();
+    return ops_.erase(op);
+  }
+
+  // --- copies of one op held as one ---
+  // Inserts `copies` before `before`: the first as an op of the list, which
+  // it returns (`before` when there are none), the others held after it as
+  // one, without an Op each, until something asks for the block's ops
+  // (ops(), or an edit beside the first), which inserts them after it in
+  // order. The writer writes them as they are held. Why: MultiThread
+  // all_gather makes 18 copies of each adam op, and as ops of their own
+  // their list nodes alone were a third of a 1M-op transpile's memory.
+  OpHandle insert_op_copies(OpHandle before, OpCopies copies);
+  // The list as it is, the copies held after an op left out: for the
+  // writer, which writes those from copies_held_after, and for a walk from
+  // the last op to the first that adds held copies only after where it is
+  // (op_walk.h). Do not edit through this.
+  OpList& ops_holding_copies() { return ops_; }
+  const OpList& ops_holding_copies() const { return ops_; }
+  // The copies held after `op` (an op of this block's list that
+  // heads_held_copies()): copies 1 and up of its OpCopies; nullptr if none.
+  const OpCopies* copies_held_after(const Op& op) const;
 
   bool operator==(const Block& other) const;
 
@@ -142,6 +176,10 @@ class Block {
   }
   // find_var, for a caller that runs alone or holds lock_wire_vars().
   Var* find_var_locked(std::string_view name) const;
+  // Inserts every held copy after the op it follows (a const caller may
+  // run beside others: it takes held_'s lock).
+  void release_held_copies() const;
+  std::size_t held_op_count() const;
 
   // The vars decoded (the last of them, in order, when wire_vars_ holds
   // others; mutable: a const call decodes them).
@@ -151,7 +189,10 @@ class Block {
   mutable VarIndex var_index_;
   // The vars read as bytes and not yet all decoded; they come before vars_.
   std::unique_ptr<WireVars> wire_vars_;
-  OpList ops_;
+  // mutable: a const ops() inserts the copies held.
+  mutable OpList ops_;
+  struct HeldCopies;  // block.cc
+  std::unique_ptr<HeldCopies> held_;
 };
 
 }  // namespace ctp

@@ -115,10 +115,16 @@ class Op {
   bool is_target_explicit = false;
 
  private:
-  // Here, beside the public flags, where it takes no room of its own.
+  // Here, beside the public flags, where they take no room of their own.
   bool slots_in_wire_ = false;
+  // A block holds copies of this op after it (Block::insert_op_copies): a
+  // mark of its place in the list, which copying or moving an op does not
+  // carry, and assigning to it keeps.
+  bool heads_held_copies_ = false;
+  friend class Block;
 
  public:
+  bool heads_held_copies() const { return heads_held_copies_; }
   UnknownFields unknown_fields;  // OpDesc fields ctp does not know
 
   Op() = default;

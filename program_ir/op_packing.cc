@@ -225,30 +225,61 @@ std::pair<std::size_t, std::size_t> input_field_at(std::string_view bytes, std::
               std::to_string(index));
 }
 
+}  // namespace
+
 // The bytes copies share and the runs of their own, in one allocation: the
 // copies' one owner, which they point at through its shell (Op::wire_runs
 // finds the shell there).
-struct SharedCopyBytes {
+struct OpCopies::Shared {
   WireOpShell shell;
   std::unique_ptr<char[]> storage;
+  std::shared_ptr<const WireOpShell> handle;  // aliases this object (the copies' owner)
 };
 
-}  // namespace
+OpCopies::OpCopies() = default;
+OpCopies::OpCopies(OpCopies&&) noexcept = default;
+OpCopies& OpCopies::operator=(OpCopies&&) noexcept = default;
+OpCopies::~OpCopies() = default;
 
-std::vector<Op> packed_op_copies(const OpParts& parts, std::size_t slot,
-                                 std::span<const std::string> vars) {
+std::size_t OpCopies::size() const { return shared_ ? own_ends_.size() : ops_.size(); }
+
+std::string_view OpCopies::own(std::size_t i) const {
+  const uint32_t from = i == 0 ? 0 : own_ends_[i - 1];
+  return std::string_view(own_from_ + from, own_ends_[i] - from);
+}
+
+Op OpCopies::op(std::size_t i) const {
+  if (!shared_) return ops_[i];
+  Op op;
+  op.type = type_;
+  op.is_target = wire_.is_target;
+  op.is_target_explicit = wire_.is_target_explicit;
+  if (!attrs_.empty()) op.set_wire_attrs(attrs_);
+  WireOp wire = wire_;
+  wire.bytes = own(i);
+  op.set_spliced_wire_op(wire, shared_->handle);
+  return op;
+}
+
+WireRuns OpCopies::runs(std::size_t i) const {
+  if (!shared_) return *ops_[i].unchanged_wire_runs();
+  return WireRuns{{shared_->shell.before, own(i), shared_->shell.after}, 3};
+}
+
+OpCopies pack_op_copies(const OpParts& parts, std::size_t slot,
+                        std::span<const std::string> vars) {
   if (slot >= parts.inputs.size())
     throw Error("internal error: packed_op_copies: no input slot " + std::to_string(slot));
-  std::vector<Op> copies;
+  OpCopies copies;
   if (vars.empty()) return copies;
-  copies.reserve(vars.size());
   if (parts.type.size() > WireOp::kMaxTypeSize || !parts.var_inputs.empty()) {
     std::vector<Slot> inputs(parts.inputs.begin(), parts.inputs.end());
     OpParts copy = parts;
     copy.inputs = inputs;
+    copies.ops_.reserve(vars.size());
     for (const std::string& var : vars) {  // held decoded, or no shared run: one op each
       inputs[slot].args = {var};
-      copies.push_back(packed_op(copy));
+      copies.ops_.push_back(packed_op(copy));
     }
     return copies;
   }
@@ -261,50 +292,50 @@ std::vector<Op> packed_op_copies(const OpParts& parts, std::size_t slot,
   // Each copy's own field (the slot naming its var), one after the other in
   // one buffer.
   std::string own;
-  std::vector<std::size_t> own_ends;
-  own_ends.reserve(vars.size());
+  copies.own_ends_.reserve(vars.size());
   {
     wire::Writer w(own);
     for (const std::string& var : vars) {
       write_var_slot(w, fl::op::kInputs, parts.inputs[slot].name, var);
-      own_ends.push_back(own.size());
+      copies.own_ends_.push_back(static_cast<uint32_t>(own.size()));
     }
   }
-  const std::size_t total = before.size() + after.size() + own.size();
-  auto held = std::make_shared<SharedCopyBytes>();
-  held->storage = std::make_unique_for_overwrite<char[]>(total);
-  char* at = held->storage.get();
+  auto shared = std::make_shared<OpCopies::Shared>();
+  shared->storage = std::make_unique_for_overwrite<char[]>(before.size() + after.size() + own.size());
+  char* at = shared->storage.get();
   auto keep = [&](std::string_view bytes) {
     std::memcpy(at, bytes.data(), bytes.size());
     const std::string_view kept(at, bytes.size());
     at += bytes.size();
     return kept;
   };
-  held->shell.before = keep(before);
-  held->shell.after = keep(after);
-  const std::shared_ptr<const WireOpShell> shell(held, &held->shell);
-  const std::shared_ptr<const void> owner = shell;
-  const bool with_attrs = has_attrs(parts);
-  const WireAttrs attrs =
-      adopt_attrs(parts, encoded,
-                  held->shell.after.substr(encoded.attrs_from - cut_to,
-                                           encoded.attrs_to - encoded.attrs_from),
-                  owner);
-  for (std::size_t i = 0, from = 0; i < vars.size(); from = own_ends[i++]) {
-    const std::string_view bytes = std::string_view(own).substr(from, own_ends[i] - from);
-    Op op = bare_op(parts);
-    if (with_attrs) op.set_wire_attrs(attrs);
-    WireOp wire{.bytes = keep(bytes),
-                .input_names = encoded.input_names,
-                .output_names = encoded.output_names,
-                .type_at = static_cast<uint32_t>(encoded.type_at - cut_to),
-                .type_size = static_cast<uint16_t>(parts.type.size()),
-                .is_target = parts.is_target,
-                .is_target_explicit = parts.is_target_explicit};
-    op.set_spliced_wire_op(wire, shell);
-    copies.push_back(std::move(op));
-  }
+  shared->shell.before = keep(before);
+  shared->shell.after = keep(after);
+  copies.own_from_ = keep(own).data();
+  shared->handle = std::shared_ptr<const WireOpShell>(shared, &shared->shell);
+  copies.type_ = std::string(parts.type);
+  if (has_attrs(parts))
+    copies.attrs_ = adopt_attrs(parts, encoded,
+                                shared->shell.after.substr(encoded.attrs_from - cut_to,
+                                                           encoded.attrs_to - encoded.attrs_from),
+                                shared->handle);
+  copies.wire_ = WireOp{.input_names = encoded.input_names,
+                        .output_names = encoded.output_names,
+                        .type_at = static_cast<uint32_t>(encoded.type_at - cut_to),
+                        .type_size = static_cast<uint16_t>(parts.type.size()),
+                        .is_target = parts.is_target,
+                        .is_target_explicit = parts.is_target_explicit};
+  copies.shared_ = std::move(shared);
   return copies;
+}
+
+std::vector<Op> packed_op_copies(const OpParts& parts, std::size_t slot,
+                                 std::span<const std::string> vars) {
+  const OpCopies copies = pack_op_copies(parts, slot, vars);
+  std::vector<Op> ops;
+  ops.reserve(copies.size());
+  for (std::size_t i = 0; i < copies.size(); ++i) ops.push_back(copies.op(i));
+  return ops;
 }
 
 Op packed_op(const Op& op) {

@@ -1,5 +1,7 @@
 // Ops a rewrite adds, held as compactly as the ops it read.
 #pragma once
+#include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,6 +59,42 @@ Op packed_op(const OpParts& parts);
 // adam op cost a little more than one, where each had its own ~500 bytes.
 std::vector<Op> packed_op_copies(const OpParts& parts, std::size_t slot,
                                  std::span<const std::string> vars);
+
+// The same copies, kept as one: the bytes they share, each one's own field,
+// and what an Op of each is made of, so that a block can hold all but the
+// first without an Op (a 168-byte list node) each until something asks for
+// its ops (Block::insert_op_copies), and the writer writes them from here.
+// MultiThread all_gather makes 18 copies of each of a large program's adam
+// ops: four and a half million at 1M ops.
+class OpCopies {
+ public:
+  OpCopies();
+  OpCopies(OpCopies&&) noexcept;
+  OpCopies& operator=(OpCopies&&) noexcept;
+  ~OpCopies();
+  std::size_t size() const;
+  // Copy i, as packed_op_copies gives it.
+  Op op(std::size_t i) const;
+  // Copy i's OpDesc bytes, as the writer writes op(i).
+  WireRuns runs(std::size_t i) const;
+
+ private:
+  friend OpCopies pack_op_copies(const OpParts&, std::size_t, std::span<const std::string>);
+  struct Shared;
+  std::string_view own(std::size_t i) const;
+  // Shared form: the bytes, each copy's own field's end in them (from
+  // own_from_), and the copies' common type, flags and attributes.
+  std::shared_ptr<Shared> shared_;
+  const char* own_from_ = nullptr;
+  std::vector<uint32_t> own_ends_;
+  std::string type_;
+  WireOp wire_;
+  WireAttrs attrs_;
+  // Otherwise (a type too long for a WireOp, or var_inputs), the ops.
+  std::vector<Op> ops_;
+};
+OpCopies pack_op_copies(const OpParts& parts, std::size_t slot,
+                        std::span<const std::string> vars);
 
 // `op` packed: it equals `op` and reads the same through every accessor.
 // An op the reader would not keep as its bytes (one with unknown fields)

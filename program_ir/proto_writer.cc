@@ -200,12 +200,27 @@ void write_op_passing(Out& w, const Op& op, PagesBehind* behind) {
   if (behind && read_bytes) behind->passed(read_bytes->data());
 }
 
+// The copies a block holds after `op` (Block::insert_op_copies), as their
+// bytes. (Written as bytes, they record no length in the size pass, so its
+// back half, which walks the ops backwards, may count them in any order.)
+template <class Out>
+void write_copies_held_after(Out& w, const Block& block, const Op& op, Unknowns<Out>* unknown) {
+  const OpCopies* copies = block.copies_held_after(op);
+  if (!copies) return;
+  for (std::size_t i = 1; i < copies->size(); ++i) {
+    if (unknown) unknown->before_known();
+    const WireRuns runs = copies->runs(i);
+    w.bytes_field(fl::block::kOps, std::span<const std::string_view>(runs.runs, runs.count));
+  }
+}
+
 // `behind`, when set, gives the input's pages back behind the pass.
 template <class Out>
 void write_ops(Out& w, const Block& block, Unknowns<Out>& unknown, PagesBehind* behind) {
-  for (const Op& op : block.ops()) {
+  for (const Op& op : block.ops_holding_copies()) {
     unknown.before_known();
     write_op_passing(w, op, behind);
+    if (op.heads_held_copies()) write_copies_held_after(w, block, op, &unknown);
   }
 }
 // The size pass's, which counts a large block's ops on two threads (below).
@@ -363,13 +378,15 @@ constexpr std::size_t kTwoThreadSizePassFrom = 16384;
 // unknown fields in the block, whose places count the ops, it runs alone.
 void write_ops(SizeCounter& w, const Block& block, Unknowns<SizeCounter>& unknown,
                PagesBehind* behind) {
-  const std::size_t ops = block.op_count();
-  if (ops < kTwoThreadSizePassFrom || !block.unknown_fields.empty() ||
+  // Halved by the list's ops, each with the copies held after it.
+  const Block::OpList& list = block.ops_holding_copies();
+  const std::size_t ops = list.size();
+  if (block.op_count() < kTwoThreadSizePassFrom || !block.unknown_fields.empty() ||
       std::thread::hardware_concurrency() < 2)
     return write_ops<SizeCounter>(w, block, unknown, behind);
   const std::size_t back_ops = ops / 2;
   std::vector<uint64_t> back_sizes;
-  back_sizes.reserve(back_ops);
+  back_sizes.reserve(block.op_count() / 2);
   SizeCounter back = w.sibling(back_sizes);
   std::exception_ptr back_error;
   std::thread back_half([&] {
@@ -377,15 +394,22 @@ void write_ops(SizeCounter& w, const Block& block, Unknowns<SizeCounter>& unknow
       std::optional<PagesBehind> ahead;
       if (behind) ahead.emplace(behind->file(), PagesBehind::Direction::kBackward);
       PagesBehind* const passed = ahead ? &*ahead : nullptr;
-      auto it = block.ops().end();
-      for (std::size_t i = 0; i < back_ops; ++i) write_op_passing(back, *--it, passed);
+      auto it = list.end();
+      for (std::size_t i = 0; i < back_ops; ++i) {
+        --it;
+        if (it->heads_held_copies()) write_copies_held_after<SizeCounter>(back, block, *it, nullptr);
+        write_op_passing(back, *it, passed);
+      }
     } catch (...) {
       back_error = std::current_exception();
     }
   });
-  auto it = block.ops().begin();
+  auto it = list.begin();
   try {
-    for (std::size_t i = back_ops; i < ops; ++i, ++it) write_op_passing(w, *it, behind);
+    for (std::size_t i = back_ops; i < ops; ++i, ++it) {
+      write_op_passing(w, *it, behind);
+      if (it->heads_held_copies()) write_copies_held_after<SizeCounter>(w, block, *it, nullptr);
+    }
   } catch (...) {
     back_half.join();
     throw;

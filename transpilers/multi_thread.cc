@@ -100,12 +100,11 @@ void split_adam_ops(Block& block, int allgather_ranks, std::string_view pass) {
                                             {"axis", Attribute(0)}}));
     inputs.push_back({"Grad", {}});
     // One copy of the op per piece, reading that piece as its Grad, all of
-    // them sharing their other bytes (a large program has as many adam ops
-    // as parameters, and copies the size of the input for every two or
-    // three ranks).
+    // them sharing their other bytes and held by the block as one (a large
+    // program has as many adam ops as parameters, and copies the size of
+    // the input for every two or three ranks).
     const OpParts copy{.type = it->type, .inputs = inputs, .outputs = outputs, .attrs = attrs};
-    for (Op& op : packed_op_copies(copy, inputs.size() - 1, pieces))
-      block.insert_op(it, std::move(op));
+    block.insert_op_copies(it, pack_op_copies(copy, inputs.size() - 1, pieces));
     block.erase_op(it);  // the walk goes on before the ops inserted here
   });
 }

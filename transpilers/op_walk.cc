@@ -6,12 +6,16 @@ namespace ctp {
 
 void for_each_op_reversed(Block& block, std::string_view pass,
                           const std::function<void(Block::OpHandle, const OpSite&)>& visit) {
+  // Copies held from before the walk become ops it visits; those a visit
+  // holds (Block::insert_op_copies) lie after where the walk is, where it
+  // never goes back to, and stay held.
+  Block::OpList& list = block.ops();
   std::size_t index = block.op_count();
-  Block::OpHandle it = block.ops().end();
-  while (it != block.ops().begin()) {
+  Block::OpHandle it = list.end();
+  while (it != list.begin()) {
     --it;
     --index;
-    const bool first = it == block.ops().begin();
+    const bool first = it == list.begin();
     const Block::OpHandle before = first ? it : std::prev(it);
     visit(it, OpSite{pass, block, index, *it});
     if (first) return;
