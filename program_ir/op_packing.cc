@@ -233,8 +233,11 @@ std::pair<std::size_t, std::size_t> input_field_at(std::string_view bytes, std::
 struct OpCopies::Shared {
   WireOpShell shell;
   std::unique_ptr<char[]> storage;
-  std::shared_ptr<const WireOpShell> handle;  // aliases this object (the copies' owner)
 };
+
+std::shared_ptr<const WireOpShell> OpCopies::shell() const {
+  return std::shared_ptr<const WireOpShell>(shared_, &shared_->shell);
+}
 
 OpCopies::OpCopies() = default;
 OpCopies::OpCopies(OpCopies&&) noexcept = default;
@@ -257,7 +260,7 @@ Op OpCopies::op(std::size_t i) const {
   if (!attrs_.empty()) op.set_wire_attrs(attrs_);
   WireOp wire = wire_;
   wire.bytes = own(i);
-  op.set_spliced_wire_op(wire, shared_->handle);
+  op.set_spliced_wire_op(wire, shell());
   return op;
 }
 
@@ -312,20 +315,20 @@ OpCopies pack_op_copies(const OpParts& parts, std::size_t slot,
   shared->shell.before = keep(before);
   shared->shell.after = keep(after);
   copies.own_from_ = keep(own).data();
-  shared->handle = std::shared_ptr<const WireOpShell>(shared, &shared->shell);
+  copies.shared_ = std::move(shared);
   copies.type_ = std::string(parts.type);
   if (has_attrs(parts))
-    copies.attrs_ = adopt_attrs(parts, encoded,
-                                shared->shell.after.substr(encoded.attrs_from - cut_to,
-                                                           encoded.attrs_to - encoded.attrs_from),
-                                shared->handle);
+    copies.attrs_ = adopt_attrs(
+        parts, encoded,
+        copies.shared_->shell.after.substr(encoded.attrs_from - cut_to,
+                                           encoded.attrs_to - encoded.attrs_from),
+        copies.shell());
   copies.wire_ = WireOp{.input_names = encoded.input_names,
                         .output_names = encoded.output_names,
                         .type_at = static_cast<uint32_t>(encoded.type_at - cut_to),
                         .type_size = static_cast<uint16_t>(parts.type.size()),
                         .is_target = parts.is_target,
                         .is_target_explicit = parts.is_target_explicit};
-  copies.shared_ = std::move(shared);
   return copies;
 }
 

@@ -82,6 +82,8 @@ class OpCopies {
   friend OpCopies pack_op_copies(const OpParts&, std::size_t, std::span<const std::string>);
   struct Shared;
   std::string_view own(std::size_t i) const;
+  // The copies' one owner (Op::set_spliced_wire_op), a share of shared_.
+  std::shared_ptr<const WireOpShell> shell() const;
   // Shared form: the bytes, each copy's own field's end in them (from
   // own_from_), and the copies' common type, flags and attributes.
   std::shared_ptr<Shared> shared_;
