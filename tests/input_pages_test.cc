@@ -67,14 +67,28 @@ class InputPages : public ::testing::Test {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
+  // Writes `size` bytes that differ from byte to byte as `path`; returns them.
+  static std::string write_input(const std::string& path, std::size_t size) {
+    std::string bytes(size, '\0');
+    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 131 % 251);
+    write_file_atomically(path, bytes);
+    return bytes;
+  }
+  // A 40,000-op training program's main.pb (over 20 MiB), written in dir_:
+  // its path, and its bytes in `bytes`.
+  std::string write_main_pb(std::string& bytes) const {
+    bytes = serialize_program_proto(bench::make_training_programs(40000).main);
+    EXPECT_GT(bytes.size(), 20 * kMiB);
+    const std::string path = (dir_ / "main.pb").string();
+    write_file_atomically(path, bytes);
+    return path;
+  }
   fs::path dir_;
 };
 
 TEST_F(InputPages, ReleasedPagesReadTheSameAndLeaveTheProcess) {
-  std::string bytes(24 * kMiB, '\0');
-  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 131 % 251);
   const std::string path = (dir_ / "input.bin").string();
-  write_file_atomically(path, bytes);
+  const std::string bytes = write_input(path, 24 * kMiB);
   const MappedFile file(path);
   ASSERT_TRUE(file.mapped());
   EXPECT_TRUE(test::same_bytes(file.bytes(), bytes));  // read: mapped
@@ -94,11 +108,8 @@ TEST_F(InputPages, ReleasedPagesReadTheSameAndLeaveTheProcess) {
 // file-backed memory grows by far less than the input while it writes the
 // same bytes; without it, by about the whole input.
 TEST_F(InputPages, TheWriterHoldsAFewMiBOfItsInputAtATime) {
-  const bench::TrainingPrograms programs = bench::make_training_programs(40000);
-  const std::string bytes = serialize_program_proto(programs.main);
-  ASSERT_GT(bytes.size(), 20 * kMiB);
-  const std::string path = (dir_ / "main.pb").string();
-  write_file_atomically(path, bytes);
+  std::string bytes;
+  const std::string path = write_main_pb(bytes);
   const MappedProgram input = load_program_mapped(path);
   ASSERT_TRUE(input.file->mapped());
 
@@ -150,11 +161,8 @@ class RssFileWatch {
 // memory grows by a fraction of the input, and the program read is the
 // same; without it, by about the whole input.
 TEST_F(InputPages, TheReaderHoldsAFewMiBOfItsInputAtATime) {
-  const bench::TrainingPrograms programs = bench::make_training_programs(40000);
-  const std::string bytes = serialize_program_proto(programs.main);
-  ASSERT_GT(bytes.size(), 20 * kMiB);
-  const std::string path = (dir_ / "main.pb").string();
-  write_file_atomically(path, bytes);
+  std::string bytes;
+  const std::string path = write_main_pb(bytes);
   const auto file = std::make_shared<const MappedFile>(path);
   ASSERT_TRUE(file->mapped());
   // Two threads, so that the ops come in sixteen chunks on any machine.
@@ -201,10 +209,8 @@ std::pair<unsigned, std::size_t> read_every_page(const MappedFile& file) {
 // holds little of it mapped however much it reads, and reads the same
 // bytes; without it, it holds about all it has read.
 TEST_F(InputPages, PagesGivenBackWhileAPassReadsKeepFewMapped) {
-  std::string bytes(32 * kMiB, '\0');
-  for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>(i * 131 % 251);
   const std::string path = (dir_ / "input.bin").string();
-  write_file_atomically(path, bytes);
+  const std::string bytes = write_input(path, 32 * kMiB);
   const MappedFile file(path);
   ASSERT_TRUE(file.mapped());
 
