@@ -39,6 +39,12 @@ Block::~Block() = default;
 Block::OpHandle Block::insert_op_copies(OpHandle before, OpCopies copies) {
   if (copies.size() == 0) return before;
   const OpHandle head = ops_.insert(before, copies.op(0));
+  // Copies that share no bytes are ops of their own already: the writer
+  // writes held copies from their shared bytes.
+  if (!copies.shares_bytes()) {
+    for (std::size_t i = 1; i < copies.size(); ++i) ops_.insert(before, copies.op(i));
+    return head;
+  }
   if (copies.size() == 1) return head;
   if (!held_) held_ = std::make_unique<HeldCopies>();
   held_->ops += copies.size() - 1;

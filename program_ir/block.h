@@ -144,7 +144,8 @@ class Block {
   // it returns (`before` when there are none), the others held after it as
   // one, without an Op each, until something asks for the block's ops
   // (ops(), or an edit beside the first), which inserts them after it in
-  // order. The writer writes them as they are held. Why: MultiThread
+  // order. The writer writes them as they are held. Copies that share no
+  // bytes (OpCopies::shares_bytes) all go into the list. Why: MultiThread
   // all_gather makes 18 copies of each adam op, and as ops of their own
   // their list nodes alone were a third of a 1M-op transpile's memory.
   OpHandle insert_op_copies(OpHandle before, OpCopies copies);

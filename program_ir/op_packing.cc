@@ -265,7 +265,6 @@ Op OpCopies::op(std::size_t i) const {
 }
 
 WireRuns OpCopies::runs(std::size_t i) const {
-  if (!shared_) return *ops_[i].unchanged_wire_runs();
   return WireRuns{{shared_->shell.before, own(i), shared_->shell.after}, 3};
 }
 

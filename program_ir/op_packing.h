@@ -75,7 +75,11 @@ class OpCopies {
   std::size_t size() const;
   // Copy i, as packed_op_copies gives it.
   Op op(std::size_t i) const;
-  // Copy i's OpDesc bytes, as the writer writes op(i).
+  // Whether the copies share their bytes (not so for a type longer than a
+  // WireOp can say, or for `parts` with var_inputs: one op each then).
+  bool shares_bytes() const { return shared_ != nullptr; }
+  // Copy i's OpDesc bytes, as the writer writes op(i); copies that share
+  // their bytes only.
   WireRuns runs(std::size_t i) const;
 
  private:

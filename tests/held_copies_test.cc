@@ -124,6 +124,24 @@ TEST(HeldCopies, ConstCallsBesideEachOtherGiveThemOnce) {
   }
 }
 
+// Copies that share no bytes (pack_op_copies gives them one op each: here,
+// of a type longer than a WireOp can say, held decoded) go into the block
+// as ops of its list, and are written as the ops inserted one by one.
+TEST(HeldCopies, CopiesThatShareNoBytesGoInAsOps) {
+  const std::string long_type(70000, 't');
+  const AdamCopies adam("w", 3);
+  const OpParts parts{
+      .type = long_type, .inputs = adam.inputs, .outputs = adam.outputs, .attrs = adam.attrs};
+  Program held = Program::with_global_block();
+  Program inserted = Program::with_global_block();
+  held.global_block().insert_op_copies(held.global_block().ops_holding_copies().end(),
+                                       pack_op_copies(parts, 2, adam.pieces));
+  for (Op& op : packed_op_copies(parts, 2, adam.pieces))
+    inserted.global_block().append_op(std::move(op));
+  EXPECT_EQ(held.global_block().ops_holding_copies().size(), 3u);
+  EXPECT_TRUE(test::same_bytes(serialize_program_proto(held), serialize_program_proto(inserted)));
+}
+
 // A block large enough for the writer's two-thread size pass, holding
 // copies in both of its halves and after its last op: the same bytes as
 // the copies inserted one by one.
