@@ -1,5 +1,6 @@
 #include "program_ir/var_packing.h"
 
+#include <optional>
 #include <string>
 
 #include "program_ir/error.h"
@@ -33,20 +34,28 @@ WireVarFlags flags_of(const Var& var) {
           .is_distributed = var.is_distributed};
 }
 
+// Adds a var as its VarDesc bytes: whether it was added (false: declared
+// already), or nullopt when the block holds no vars as bytes, for the
+// caller to add it as a Var.
+std::optional<bool> add_as_bytes(Block& block, std::string_view bytes, std::string_view name,
+                                 WireVarFlags flags) {
+  switch (block.emplace_wire_var(bytes, name, flags)) {
+    case Block::WireVarAdded::kAdded: return true;
+    case Block::WireVarAdded::kDeclared: return false;
+    case Block::WireVarAdded::kNotHeldAsBytes: break;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool add_packed_var(Block& block, const Var& var) {
   // Encoded here, then copied into the block's own storage.
   thread_local std::string scratch;
   const std::string_view bytes = proto_write::encode_var_desc(var, scratch);
-  switch (block.emplace_wire_var(bytes, name_field_within(bytes).name, flags_of(var))) {
-    case Block::WireVarAdded::kAdded:
-      return true;
-    case Block::WireVarAdded::kDeclared:
-      return false;
-    case Block::WireVarAdded::kNotHeldAsBytes:
-      break;
-  }
+  if (const std::optional<bool> added =
+          add_as_bytes(block, bytes, name_field_within(bytes).name, flags_of(var)))
+    return *added;
   return block.emplace_var(var).second;
 }
 
@@ -72,18 +81,13 @@ std::vector<std::size_t> add_packed_vars(Block& block, Var var,
     w.bytes_field(fields::var::kName, names[i]);
     const std::size_t name_at = bytes.size() - names[i].size();
     bytes.append(after);
-    switch (block.emplace_wire_var(bytes, std::string_view(bytes).substr(name_at, names[i].size()),
-                                   flags)) {
-      case Block::WireVarAdded::kAdded:
-        continue;
-      case Block::WireVarAdded::kDeclared:
-        declared.push_back(i);
-        continue;
-      case Block::WireVarAdded::kNotHeldAsBytes:
-        break;
+    std::optional<bool> added =
+        add_as_bytes(block, bytes, std::string_view(bytes).substr(name_at, names[i].size()), flags);
+    if (!added) {
+      var.name = names[i];
+      added = block.emplace_var(var).second;
     }
-    var.name = names[i];
-    if (!block.emplace_var(var).second) declared.push_back(i);
+    if (!*added) declared.push_back(i);
   }
   return declared;
 }
