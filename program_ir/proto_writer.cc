@@ -386,7 +386,7 @@ void write_ops(SizeCounter& w, const Block& block, Unknowns<SizeCounter>& unknow
     return write_ops<SizeCounter>(w, block, unknown, behind);
   const std::size_t back_ops = ops / 2;
   std::vector<uint64_t> back_sizes;
-  back_sizes.reserve(block.op_count() / 2);
+  back_sizes.reserve(back_ops);
   SizeCounter back = w.sibling(back_sizes);
   std::exception_ptr back_error;
   std::thread back_half([&] {
